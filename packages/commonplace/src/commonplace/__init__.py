@@ -1,0 +1,54 @@
+"""commonplace: memory for LLM agents that writes notes instead of indexing transcripts.
+
+The public API is what this module exports; everything in a module whose name
+starts with an underscore is private. Hooks are in :mod:`commonplace.hookspecs`,
+errors in :mod:`commonplace.errors`, the backend protocol in
+:mod:`commonplace.stores`.
+"""
+
+from ._clock import Clock, ManualClock, SystemClock
+from ._config import Config, Weights
+from ._memory import Memory
+from ._provenance import Provenance
+from ._records import Episode, FactKey, Kind, Modality, Record, Role, Tags, Tier
+from ._scope import Scope
+from ._tokens import count_tokens
+from .embedders import Embedder, HashingEmbedder
+from .hookspecs import hookimpl
+from .read import Recall, RecallItem, Score, ScoreSignal
+from .write import NoteDraft, RuleNoteWriter, Skip, Turn, WriteResult
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Clock",
+    "Config",
+    "Embedder",
+    "Episode",
+    "FactKey",
+    "HashingEmbedder",
+    "Kind",
+    "ManualClock",
+    "Memory",
+    "Modality",
+    "NoteDraft",
+    "Provenance",
+    "Recall",
+    "RecallItem",
+    "Record",
+    "Role",
+    "RuleNoteWriter",
+    "Scope",
+    "Score",
+    "ScoreSignal",
+    "Skip",
+    "SystemClock",
+    "Tags",
+    "Tier",
+    "Turn",
+    "Weights",
+    "WriteResult",
+    "__version__",
+    "count_tokens",
+    "hookimpl",
+]

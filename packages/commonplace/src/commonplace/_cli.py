@@ -1,0 +1,148 @@
+"""The ``commonplace`` command line: demo, write, recall, explain."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from ._demo import run_demo
+from ._memory import Memory
+from ._scope import Scope
+from .errors import CommonplaceError, InvalidInputError
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except CommonplaceError as exc:
+        print(f"commonplace: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="commonplace", description="Memory for LLM agents that writes notes."
+    )
+    sub = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    demo = sub.add_parser("demo", help="play a scripted conversation over simulated weeks")
+    demo.add_argument("--url", help="store URL (default: a new file in a temporary folder)")
+    demo.set_defaults(run=_demo)
+
+    write = sub.add_parser("write", help="store one turn")
+    write.add_argument("text")
+    write.add_argument("--role", default="user", help="user (default), assistant, tool, system")
+    _common(write)
+    write.set_defaults(run=_write)
+
+    recall = sub.add_parser("recall", help="compile memory for a query")
+    recall.add_argument("query")
+    recall.add_argument("--top-k", type=int, default=10)
+    recall.add_argument("--budget", type=int, default=None, help="token budget")
+    _common(recall)
+    recall.set_defaults(run=_recall)
+
+    explain = sub.add_parser("explain", help="show the provenance of a record")
+    explain.add_argument("record_id")
+    explain.add_argument("--url", help="store URL (default: $COMMONPLACE_URL or the data folder)")
+    explain.add_argument("--json", action="store_true", help="print JSON")
+    explain.set_defaults(run=_explain)
+    return parser
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", help="store URL (default: $COMMONPLACE_URL or the data folder)")
+    parser.add_argument("--user", help="scope: user id")
+    parser.add_argument("--agent", help="scope: agent id")
+    parser.add_argument("--thread", help="scope: thread id")
+    parser.add_argument("--at", help="ISO 8601 time to use instead of now")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _scope(args: argparse.Namespace) -> Scope:
+    return Scope(user=args.user, agent=args.agent, thread=args.thread)
+
+
+def _at(args: argparse.Namespace) -> datetime | None:
+    if args.at is None:
+        return None
+    try:
+        return datetime.fromisoformat(args.at)
+    except ValueError:
+        raise InvalidInputError(f"--at {args.at!r} is not an ISO 8601 time") from None
+
+
+def _demo(args: argparse.Namespace) -> int:
+    if args.url:
+        run_demo(url=args.url)
+        return 0
+    with tempfile.TemporaryDirectory(prefix="commonplace-demo-") as folder:
+        run_demo(url="sqlite:///" + str(Path(folder) / "demo.db"))
+    return 0
+
+
+def _write(args: argparse.Namespace) -> int:
+    with Memory(args.url) as memory:
+        result = memory.write(args.text, role=args.role, scope=_scope(args), at=_at(args))
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "episode_id": result.episode_id,
+                    "created": result.created,
+                    "note": None
+                    if result.note is None
+                    else {
+                        "id": result.note.id,
+                        "text": result.note.text,
+                        "tags": result.note.tags.to_json(),
+                    },
+                    "skipped": result.skipped,
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+    elif result.note is not None:
+        print(f"{result.episode_id} -> {result.note.id}: {result.note.text}")
+    else:
+        print(f"{result.episode_id} -> no note: {result.skipped}")
+    return 0
+
+
+def _recall(args: argparse.Namespace) -> int:
+    with Memory(args.url) as memory:
+        recall = memory.recall(
+            args.query,
+            scope=_scope(args),
+            top_k=args.top_k,
+            budget_tokens=args.budget,
+            at=_at(args),
+        )
+    if args.json:
+        print(json.dumps(recall.to_json(), ensure_ascii=False, indent=2))
+        return 0
+    for item in recall.items:
+        b = item.score.breakdown()
+        signals = " ".join(f"{k}={v:.2f}" for k, v in b.items() if k != "total")
+        print(f"{b['total']:.3f}  {item.record.id}  {item.record.text}\n       {signals}")
+    print(f"\n{recall.render()}\n({recall.tokens} tokens)")
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    with Memory(args.url) as memory:
+        chain = memory.explain(args.record_id)
+    if args.json:
+        print(json.dumps(chain.to_json(), ensure_ascii=False, indent=2))
+        return 0
+    for node in chain.walk():
+        print(f"{node.record.kind.value:<9} {node.record.id}  {node.record.text}")
+    return 0

@@ -1,0 +1,187 @@
+"""The records memory is made of, and their authority order.
+
+Episodes are the evidence: raw turns, immutable, idempotent by content hash.
+Everything else is derived from them and carries provenance back to them:
+notes (one per worthwhile user turn), summaries (consolidated from notes) and
+procedures (patterns that earned promotion). Lower kinds never outrank the
+evidence they were derived from.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ._scope import Scope
+
+
+class Kind(str, enum.Enum):
+    """What a record is, in authority order (episode is the most authoritative)."""
+
+    EPISODE = "episode"
+    NOTE = "note"
+    SUMMARY = "summary"
+    PROCEDURE = "procedure"
+
+    @property
+    def authority(self) -> int:
+        """0 for episodes, growing as a kind is further from the evidence."""
+        return _AUTHORITY[self]
+
+
+_AUTHORITY = {Kind.EPISODE: 0, Kind.NOTE: 1, Kind.SUMMARY: 2, Kind.PROCEDURE: 3}
+
+
+class Tier(str, enum.Enum):
+    """How readily a record is injected: hot always, warm on a match, cold sinks."""
+
+    HOT = "hot"
+    WARM = "warm"
+    COLD = "cold"
+
+
+class Role(str, enum.Enum):
+    """Who spoke a turn. Only ``user`` turns can ever become notes."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    SYSTEM = "system"
+
+
+class Modality(str, enum.Enum):
+    """How a user turn was meant."""
+
+    STATEMENT = "statement"
+    QUESTION = "question"
+    JOKE = "joke"
+    HYPOTHETICAL = "hypothetical"
+    QUOTE = "quote"
+
+
+@dataclass(frozen=True, slots=True)
+class FactKey:
+    """The subject and predicate of a fact that can later change (``user``, ``city``)."""
+
+    subject: str
+    predicate: str
+
+
+@dataclass(frozen=True, slots=True)
+class Tags:
+    """What the note writer understood of a turn.
+
+    ``key`` and ``value`` are set when the turn states a fact that can later
+    change (the user's city, a server's port); ``event`` names a major life
+    event (``layoff``, ``move``, ``birth`` ...) when the turn reports one.
+    """
+
+    modality: Modality = Modality.STATEMENT
+    entities: tuple[str, ...] = ()
+    emotion: str | None = None
+    importance: float = 0.5
+    key: FactKey | None = None
+    value: str | None = None
+    event: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "modality": self.modality.value,
+            "entities": list(self.entities),
+            "emotion": self.emotion,
+            "importance": self.importance,
+            "key": None if self.key is None else [self.key.subject, self.key.predicate],
+            "value": self.value,
+            "event": self.event,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Tags:
+        key = data.get("key")
+        return cls(
+            modality=Modality(data.get("modality", "statement")),
+            entities=tuple(data.get("entities", ())),
+            emotion=data.get("emotion"),
+            importance=float(data.get("importance", 0.5)),
+            key=None if not key else FactKey(str(key[0]), str(key[1])),
+            value=data.get("value"),
+            event=data.get("event"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """One raw turn, exactly as it arrived. Never edited."""
+
+    id: str
+    scope: Scope
+    role: Role
+    text: str
+    at: datetime
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> Kind:
+        return Kind.EPISODE
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A derived record (note, summary or procedure) with its provenance."""
+
+    id: str
+    kind: Kind
+    scope: Scope
+    text: str
+    tags: Tags
+    provenance: tuple[str, ...]
+    created_at: datetime
+    last_access: datetime
+    access_count: int = 0
+    tier: Tier = Tier.WARM
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    superseded_by: str | None = None
+
+    @property
+    def importance(self) -> float:
+        return self.tags.importance
+
+
+def episode_id(scope: Scope, role: Role, text: str) -> str:
+    """Content-addressed id: the same turn in the same scope is the same episode."""
+    digest = hashlib.sha256()
+    for part in (*scope.parts(), role.value, text):
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+    return "ep_" + digest.hexdigest()[:24]
+
+
+def note_id(source_episode_id: str) -> str:
+    """A note is derived from one episode, so its id is derived from that episode's."""
+    return "nt_" + hashlib.sha256(source_episode_id.encode()).hexdigest()[:24]
+
+
+_USER_REFERENCE = re.compile(r"\bthe user(?:'s|’s)?\s*", re.IGNORECASE)
+
+
+def search_text(note_text: str, tags: Tags | None = None) -> str:
+    """What gets embedded for a note: its text, minus "the user", plus its key tags.
+
+    "The user" carries no information (every note is about the user) but would
+    make every note look alike to an embedder; the life event and the fact's
+    predicate are the writer's normalised words for what the turn was about
+    ("laid off" -> "layoff"), which queries tend to use.
+    """
+    stripped = _USER_REFERENCE.sub("", note_text).strip() or note_text
+    if tags is None:
+        return stripped
+    extra = [tags.event.replace("_", " ")] if tags.event else []
+    if tags.key is not None:
+        extra.append(tags.key.predicate)
+    return " ".join([stripped, *extra])

@@ -1,0 +1,98 @@
+"""Scopes: who a memory belongs to (user, agent, thread).
+
+A record is written with a full scope. A query scope matches every record whose
+scope agrees on each field the query sets: ``Scope(user="ana")`` sees Ana's
+memories from every thread, ``Scope(user="ana", thread="t1")`` only that thread's.
+A scope with no field at all is refused, so no query can see everyone's memory.
+Scope values are plain data: they are compared for equality, never parsed, never
+interpolated into a query.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .errors import InvalidScopeError, InvalidTypeError
+
+_FIELDS = ("user", "agent", "thread")
+MAX_SCOPE_VALUE_CHARS = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Who a memory belongs to. At least one of the fields must be set."""
+
+    user: str | None = None
+    agent: str | None = None
+    thread: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in _FIELDS:
+            _check_value(name, getattr(self, name))
+        if self.user is None and self.agent is None and self.thread is None:
+            raise InvalidScopeError(
+                "a scope needs at least one of user, agent or thread; "
+                "pass e.g. scope=Scope(user='ana') or scope='ana'"
+            )
+
+    def parts(self) -> tuple[str, str, str]:
+        """The three fields with ``""`` for unset, as stored."""
+        return (self.user or "", self.agent or "", self.thread or "")
+
+    def contains(self, other: Scope) -> bool:
+        """Whether a record written in ``other`` is visible to a query in ``self``."""
+        return all(
+            mine is None or mine == theirs
+            for mine, theirs in zip(
+                (self.user, self.agent, self.thread),
+                (other.user, other.agent, other.thread),
+            )
+        )
+
+    def __str__(self) -> str:
+        return ", ".join(f"{n}={v!r}" for n, v in zip(_FIELDS, self.parts()) if v)
+
+
+def _check_value(name: str, value: object) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise InvalidTypeError(
+            f"scope field {name!r} must be a str or None, not {type(value).__name__}"
+        )
+    if not value:
+        raise InvalidScopeError(
+            f"scope field {name!r} is an empty string; leave it unset (None) instead"
+        )
+    if len(value) > MAX_SCOPE_VALUE_CHARS:
+        raise InvalidScopeError(
+            f"scope field {name!r} is {len(value)} characters long; "
+            f"the limit is {MAX_SCOPE_VALUE_CHARS}: use a stable id, not content"
+        )
+    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in value):
+        raise InvalidScopeError(
+            f"scope field {name!r} contains control characters or lone surrogates; "
+            "use printable ids"
+        )
+
+
+def coerce_scope(scope: object) -> Scope:
+    """Accept a :class:`Scope`, a user id string, or a mapping of scope fields."""
+    if isinstance(scope, Scope):
+        return scope
+    if isinstance(scope, str):
+        return Scope(user=scope)
+    if isinstance(scope, Mapping):
+        unknown = set(scope) - set(_FIELDS)
+        if unknown:
+            raise InvalidScopeError(
+                f"unknown scope field(s) {sorted(map(str, unknown))}; "
+                f"the fields are {', '.join(_FIELDS)}"
+            )
+        return Scope(**{str(k): v for k, v in scope.items()})
+    raise InvalidTypeError(
+        "scope must be a Scope, a user id string or a mapping with user/agent/thread, "
+        f"not {type(scope).__name__}"
+    )

@@ -1,0 +1,47 @@
+"""What an embedder is to commonplace: a pinned name, a dimension, a batch call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import PluginError
+
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors.
+
+    ``name`` identifies the model *and its version*; it is pinned in every store
+    the embedder writes to, so change it whenever the vectors would change.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """An ``(len(texts), dim)`` float32 array of L2-normalised rows."""
+        ...
+
+
+def embed_checked(embedder: Embedder, texts: Sequence[str]) -> Vectors:
+    """Call ``embedder`` and make sure what came back is usable, normalising rows."""
+    vectors = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+    if vectors.shape != (len(texts), embedder.dim):
+        raise PluginError(
+            f"embedder {embedder.name!r} returned shape {vectors.shape}, "
+            f"expected {(len(texts), embedder.dim)}; fix its embed() method"
+        )
+    if not np.all(np.isfinite(vectors)):
+        raise PluginError(f"embedder {embedder.name!r} returned NaN or infinite values")
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(vectors / norms, dtype=np.float32)

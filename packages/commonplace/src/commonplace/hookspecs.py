@@ -1,0 +1,68 @@
+"""The hooks commonplace calls, each documented where it is declared.
+
+Plugins implement them with :data:`hookimpl` and register through the
+``commonplace`` entry-point group (``[project.entry-points.commonplace]``) or
+by passing ``plugins=[...]`` to :class:`commonplace.Memory`. Pick-one hooks are
+``firstresult``: the most recently registered plugin that returns something
+other than ``None`` wins, and commonplace's built-in implementations run last.
+Collecting hooks gather a contribution from every plugin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from .embedders import Embedder
+    from .read import ScoreSignal
+    from .stores import Backend
+    from .write import NoteDraft, Skip, Turn
+
+PROJECT = "commonplace"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec(firstresult=True)
+def commonplace_write_note(turn: Turn) -> NoteDraft | Skip | None:
+    """Write at most one note about a user turn.
+
+    Return a :class:`~commonplace.NoteDraft` (one sentence about the user, with
+    tags), a :class:`~commonplace.Skip` saying why the turn is not worth a note,
+    or ``None`` to let the next writer decide. Only ``role="user"`` turns ever
+    reach this hook: the assistant's replies and tool output never become notes,
+    whatever a plugin does. The built-in writer is rule-based and offline.
+    """
+
+
+@hookspec(firstresult=True)
+def commonplace_embedder(name: str | None) -> Embedder | None:
+    """Provide the embedder called ``name``, or the default one when ``name`` is None.
+
+    ``name`` is the pinned model name of an existing store (the embedder's
+    ``name`` property). Return ``None`` when you do not provide that embedder.
+    """
+
+
+@hookspec(firstresult=True)
+def commonplace_backend(url: str, scheme: str) -> Backend | None:
+    """Open the store at ``url`` if ``scheme`` (``sqlite``, ``weaviate`` ...) is yours.
+
+    Return an object implementing :class:`~commonplace.stores.Backend`, or
+    ``None`` for a scheme you do not serve. Raise
+    :class:`~commonplace.errors.InvalidURLError` for a malformed URL of your scheme.
+    """
+
+
+@hookspec
+def commonplace_score_signals() -> Sequence[ScoreSignal]:
+    """Contribute extra reranking signals (affect, use feedback ...).
+
+    Called once when a Memory is built; return the signals (possibly none) this
+    plugin adds. Each is weighted by its own ``weight`` and, like recency and
+    frequency, only lifts candidates that are relevant to the query.
+    """
+    return ()

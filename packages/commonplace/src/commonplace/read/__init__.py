@@ -1,0 +1,6 @@
+"""The read path: query -> candidates -> four-signal rerank -> budgeted context."""
+
+from ._recall import Recall, RecallItem
+from ._signals import Score, ScoreSignal
+
+__all__ = ["Recall", "RecallItem", "Score", "ScoreSignal"]

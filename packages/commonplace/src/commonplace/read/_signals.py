@@ -1,0 +1,126 @@
+"""Scoring: the four built-in signals, extra signals from plugins, and the gate.
+
+``total = gate * Σ w_s * signal_s`` over the contextual signals (recency,
+frequency, importance and any extra ones) ``+ w_semantic * semantic``.
+
+The gate is what keeps the rerank honest with a realistic candidate pool:
+contextual signals may reorder records that are about as relevant as the best
+candidate, but they cannot lift an unrelated record just because it is fresh
+or popular. A candidate whose similarity is below ``relevance_floor`` gets no
+lift at all; above it, the lift fades linearly to zero as the candidate falls
+``relevance_margin`` below the best similarity in the pool.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from .._config import Config
+from ..errors import PluginError
+from ..stores import Candidate
+
+_SECONDS_PER_DAY = 86_400.0
+
+
+@runtime_checkable
+class ScoreSignal(Protocol):
+    """An extra signal contributed through ``commonplace_score_signals``.
+
+    ``score`` returns a value in [0, 1] for one candidate; it is weighted by
+    ``weight`` and gated like the built-in contextual signals.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def weight(self) -> float: ...
+
+    def score(self, candidate: Candidate, *, query: str, now: datetime) -> float: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A candidate's score and every signal that went into it (each in [0, 1])."""
+
+    total: float
+    semantic: float
+    recency: float
+    frequency: float
+    importance: float
+    gate: float
+    extra: Mapping[str, float] = field(default_factory=dict)
+
+    def breakdown(self) -> dict[str, float]:
+        """Every signal by name, plus the gate and the total, for display or JSON."""
+        out = {
+            "semantic": self.semantic,
+            "recency": self.recency,
+            "frequency": self.frequency,
+            "importance": self.importance,
+            **self.extra,
+            "gate": self.gate,
+            "total": self.total,
+        }
+        return {name: round(value, 4) for name, value in out.items()}
+
+
+def recency(days: float, *, half_life_days: float) -> float:
+    """``exp(-ln 2 / half_life * days)``: 1 when fresh, 0.5 after one half-life."""
+    return math.exp(-math.log(2) / half_life_days * max(0.0, days))
+
+
+def frequency(count: int, *, cap: int) -> float:
+    """``log(1 + n) / log(1 + cap)``, capped at 1."""
+    return min(1.0, math.log1p(max(0, count)) / math.log1p(cap))
+
+
+def score_candidates(
+    candidates: Sequence[Candidate],
+    *,
+    query: str,
+    now: datetime,
+    config: Config,
+    signals: Sequence[ScoreSignal] = (),
+) -> list[Score]:
+    """Scores in the order of ``candidates``."""
+    if not candidates:
+        return []
+    w = config.weights
+    best = max(c.similarity for c in candidates)
+    scores = []
+    for candidate in candidates:
+        record = candidate.record
+        semantic = min(1.0, max(0.0, candidate.similarity))
+        days = (now - record.last_access).total_seconds() / _SECONDS_PER_DAY
+        rec = recency(days, half_life_days=config.half_life_days)
+        freq = frequency(record.access_count, cap=config.frequency_cap)
+        imp = min(1.0, max(0.0, record.importance))
+        gate = _gate(candidate.similarity, best, config)
+        extra = {s.name: _extra(s, candidate, query=query, now=now) for s in signals}
+        lift = w.recency * rec + w.frequency * freq + w.importance * imp
+        lift += sum(s.weight * extra[s.name] for s in signals)
+        total = w.semantic * semantic + gate * lift
+        scores.append(Score(total, semantic, rec, freq, imp, gate, extra))
+    return scores
+
+
+def _gate(similarity: float, best: float, config: Config) -> float:
+    if similarity < config.relevance_floor:
+        return 0.0
+    if config.relevance_margin <= 0:
+        return 1.0 if similarity >= best else 0.0
+    return max(0.0, min(1.0, 1.0 - (best - similarity) / config.relevance_margin))
+
+
+def _extra(signal: ScoreSignal, candidate: Candidate, *, query: str, now: datetime) -> float:
+    value = signal.score(candidate, query=query, now=now)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise PluginError(
+            f"score signal {signal.name!r} returned {value!r}; it must return a float in [0, 1]"
+        )
+    return min(1.0, max(0.0, float(value)))

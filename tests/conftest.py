@@ -1,0 +1,28 @@
+"""Fixtures shared by every test: real SQLite files and simulated time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from commonplace import ManualClock, Memory
+
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(T0)
+
+
+@pytest.fixture
+def db_url(tmp_path: Path) -> str:
+    return "sqlite:///" + str(tmp_path / "memory.db")
+
+
+@pytest.fixture
+def memory(db_url: str, clock: ManualClock) -> Iterator[Memory]:
+    with Memory(db_url, clock=clock) as m:
+        yield m

@@ -1,0 +1,81 @@
+"""The command line: demo, write, recall, explain, with --json where it makes sense."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from commonplace._cli import main
+
+
+def test_demo_narrates_writes_skips_recalls_and_context(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("=== session on") >= 4
+    assert "-> note [statement" in out and "-> skipped: noise" in out
+    assert "-> episode only: assistant turns never become notes" in out
+    assert "event layoff" in out and "[joke" in out
+    assert "rank  total  sem   rec   freq  imp   gate" in out
+    assert "<memory>" in out and "tokens, budget 1500" in out
+    assert "episode  ep_" in out
+    # the assistant's invention never surfaces in what was recalled
+    recalled = out.split("=== recall on")[1]
+    assert "Tom" not in recalled and "sailing" not in recalled
+
+
+def test_write_recall_explain_round_trip(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    assert (
+        main(
+            [
+                "write",
+                "I adopted a greyhound named Bolt.",
+                "--user",
+                "ana",
+                "--url",
+                url,
+                "--at",
+                "2026-02-01T10:00:00+00:00",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    written = json.loads(capsys.readouterr().out)
+    assert written["created"] and written["note"]["tags"]["modality"] == "statement"
+    assert main(["recall", "greyhound named Bolt", "--user", "ana", "--url", url, "--json"]) == 0
+    recalled = json.loads(capsys.readouterr().out)
+    assert recalled["items"][0]["id"] == written["note"]["id"]
+    assert set(recalled["items"][0]["score"]) >= {
+        "semantic",
+        "recency",
+        "frequency",
+        "importance",
+        "total",
+    }
+    assert main(["explain", written["note"]["id"], "--url", url, "--json"]) == 0
+    chain = json.loads(capsys.readouterr().out)
+    assert chain["sources"][0]["id"] == written["episode_id"]
+    assert chain["sources"][0]["text"] == "I adopted a greyhound named Bolt."
+
+
+def test_errors_exit_2_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    assert main(["write", "hello there friend", "--url", url]) == 2  # no scope given
+    assert "at least one of user, agent or thread" in capsys.readouterr().err
+    assert main(["explain", "nt_missing", "--url", url]) == 2
+    assert "no record" in capsys.readouterr().err
+    assert main(["write", "x y z", "--user", "a", "--role", "bard", "--url", url]) == 2
+    assert main(["recall", "q", "--user", "a", "--at", "someday", "--url", url]) == 2
+
+
+def test_the_installed_command_runs() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "commonplace", "--help"], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and "demo" in out.stdout and "explain" in out.stdout

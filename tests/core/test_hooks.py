@@ -1,0 +1,195 @@
+"""One test per hook, plus the rule that every hook is documented and tested."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+from commonplace import Kind, Memory, NoteDraft, Skip, Tags, Turn, hookimpl, hookspecs
+from commonplace._plugins import make_plugin_manager
+from commonplace.embedders import Vectors
+from commonplace.errors import InvalidURLError, PluginError
+from commonplace.stores import Backend, Candidate, SQLiteBackend
+
+ROOT = Path(__file__).resolve().parents[2]
+HOOKS = sorted(
+    n for n, f in vars(hookspecs).items() if n.startswith("commonplace_") and inspect.isfunction(f)
+)
+
+
+def test_every_hook_is_documented_with_its_exact_signature() -> None:
+    docs = (ROOT / "docs" / "hooks.md").read_text()
+    for name in HOOKS:
+        spec = getattr(hookspecs, name)
+        signature = f"def {name}{inspect.signature(spec)}".replace("'", "")
+        assert f"## {name}" in docs, f"{name} has no section in docs/hooks.md"
+        assert signature in docs, f"docs/hooks.md lacks the exact signature {signature}"
+        assert spec.__doc__, f"{name} has no docstring"
+
+
+def test_every_hook_has_a_test_of_its_own() -> None:
+    tests = " ".join(re.findall(r"def (test_\w+)", Path(__file__).read_text()))
+    for name in HOOKS:
+        assert f"test_{name}" in tests, f"{name} has no test_{name}... in this file"
+
+
+def test_hooks_are_prefixed_and_the_manager_is_built_per_call() -> None:
+    assert HOOKS and all(n.startswith("commonplace_") for n in HOOKS)
+    assert make_plugin_manager(entry_points=False) is not make_plugin_manager(entry_points=False)
+
+
+# -- commonplace_write_note ---------------------------------------------------------
+
+
+class ShoutingWriter:
+    @hookimpl
+    def commonplace_write_note(self, turn: Turn) -> NoteDraft | Skip | None:
+        if "pass" in turn.text:
+            return None  # let the built-in writer decide
+        if "secret" in turn.text:
+            return Skip("the plugin keeps secrets out of memory")
+        return NoteDraft(text=turn.text.upper(), tags=Tags(importance=0.9))
+
+
+def test_commonplace_write_note_overrides_skips_and_defers(db_url: str) -> None:
+    with Memory(db_url, plugins=[ShoutingWriter()]) as memory:
+        loud = memory.write("I like tea.", scope="ana")
+        assert loud.note is not None and loud.note.text == "I LIKE TEA."
+        assert loud.note.tags.importance == 0.9
+        secret = memory.write("my secret is 42", scope="ana")
+        assert secret.note is None and secret.skipped == "the plugin keeps secrets out of memory"
+        deferred = memory.write("I pass the exam in May.", scope="ana")
+        assert deferred.note is not None and deferred.note.text.startswith("The user")
+
+
+class JunkWriter:
+    @hookimpl
+    def commonplace_write_note(self, turn: Turn) -> object:
+        return {"text": "not a NoteDraft"}
+
+
+def test_commonplace_write_note_junk_is_a_plugin_error_and_writes_nothing(db_url: str) -> None:
+    with Memory(db_url, plugins=[JunkWriter()]) as memory:
+        with pytest.raises(PluginError, match="NoteDraft"):
+            memory.write("I like tea.", scope="ana")
+        assert memory.count(Kind.EPISODE) == 0
+
+
+# -- commonplace_embedder -----------------------------------------------------------
+
+
+class ConstantEmbedder:
+    name = "constant-test-v1"
+    dim = 4
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return np.ones((len(texts), self.dim), np.float32)
+
+
+class ProvidesConstant:
+    def __init__(self) -> None:
+        self.asked: list[str | None] = []
+
+    @hookimpl
+    def commonplace_embedder(self, name: str | None) -> ConstantEmbedder | None:
+        self.asked.append(name)
+        return ConstantEmbedder() if name in (None, "constant-test-v1") else None
+
+
+def test_commonplace_embedder_provides_the_default_and_the_pinned_model(db_url: str) -> None:
+    plugin = ProvidesConstant()
+    Memory(db_url, plugins=[plugin]).close()  # a new store: asked for the default
+    with Memory(db_url, plugins=[plugin]) as memory:  # reopened: asked for the pinned name
+        assert memory.embedder.name == "constant-test-v1"
+    assert plugin.asked == [None, "constant-test-v1"]
+
+
+class BrokenShapeEmbedder(ConstantEmbedder):
+    name = "broken-shape-v1"
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return np.ones((len(texts), 3), np.float32)
+
+
+def test_commonplace_embedder_results_are_checked(db_url: str) -> None:
+    with Memory(db_url, embedder=BrokenShapeEmbedder()) as memory:
+        with pytest.raises(PluginError, match="shape"):
+            memory.write("I like tea.", scope="ana")
+        assert memory.count(Kind.EPISODE) == 0
+
+
+# -- commonplace_backend ------------------------------------------------------------
+
+
+class MemScheme:
+    def __init__(self) -> None:
+        self.opened: list[str] = []
+
+    @hookimpl
+    def commonplace_backend(self, url: str, scheme: str) -> Backend | None:
+        if scheme != "mem":
+            return None
+        self.opened.append(url)
+        return SQLiteBackend(":memory:")
+
+
+def test_commonplace_backend_serves_a_new_scheme(tmp_path: Path) -> None:
+    plugin = MemScheme()
+    with Memory("mem://anything", plugins=[plugin]) as memory:
+        memory.write("I like tea.", scope="ana")
+        assert memory.count(Kind.NOTE) == 1
+    assert plugin.opened == ["mem://anything"]
+    with pytest.raises(InvalidURLError, match="commonplace-other"):
+        Memory("other://x", plugins=[plugin])
+
+
+# -- commonplace_score_signals ------------------------------------------------------
+
+
+class Affect:
+    name = "affect"
+    weight = 0.3
+
+    def score(self, candidate: Candidate, *, query: str, now: datetime) -> float:
+        return 1.0 if candidate.record.tags.emotion else 0.0
+
+
+class AffectPlugin:
+    @hookimpl
+    def commonplace_score_signals(self) -> Sequence[Affect]:
+        return [Affect()]
+
+
+def test_commonplace_score_signals_are_added_and_explained(db_url: str) -> None:
+    with Memory(db_url, plugins=[AffectPlugin()]) as memory:
+        memory.write("I went to the concert with Rui.", scope="ana")
+        memory.write("I was so happy at the concert with Rui!", scope="ana")
+        items = memory.recall("the concert with Rui", scope="ana").items
+        assert items[0].record.tags.emotion == "joy"
+        happy = items[0].score
+        assert happy.extra == {"affect": 1.0} and happy.breakdown()["affect"] == 1.0
+        plain = items[1].score
+        assert plain.extra == {"affect": 0.0}
+        expected = 0.5 * happy.semantic + happy.gate * (
+            0.2 * happy.recency + 0.2 * happy.frequency + 0.1 * happy.importance + 0.3
+        )
+        assert happy.total == pytest.approx(expected)
+
+
+class ClashingPlugin:
+    @hookimpl
+    def commonplace_score_signals(self) -> Sequence[object]:
+        class Recency(Affect):
+            name = "recency"
+
+        return [Recency()]
+
+
+def test_commonplace_score_signals_may_not_shadow_builtins(db_url: str) -> None:
+    with pytest.raises(PluginError, match="recency"):
+        Memory(db_url, plugins=[ClashingPlugin()])

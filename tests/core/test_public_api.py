@@ -1,0 +1,41 @@
+"""The public surface: a sorted __all__, private modules, no work at import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import commonplace
+import commonplace.errors
+
+
+def test_all_is_sorted_and_complete() -> None:
+    assert commonplace.__all__ == sorted(commonplace.__all__)
+    for name in commonplace.__all__:
+        assert hasattr(commonplace, name), name
+    public = {n for n in vars(commonplace) if not n.startswith("_")}
+    modules = {"embedders", "errors", "hookspecs", "read", "stores", "write"}
+    assert public - set(commonplace.__all__) - modules == set()
+
+
+def test_errors_all_is_sorted_and_every_error_derives_from_the_base() -> None:
+    names = commonplace.errors.__all__
+    assert names == sorted(names)
+    for name in names:
+        assert issubclass(getattr(commonplace.errors, name), commonplace.errors.CommonplaceError)
+    for name in names:  # the hierarchy is drawn in the module docstring
+        assert name in (commonplace.errors.__doc__ or "")
+
+
+def test_import_loads_no_framework_and_builds_nothing() -> None:
+    code = (
+        "import sys, commonplace, commonplace._tokens as t\n"
+        "banned = [m for m in sys.modules if m.split('.')[0] in "
+        "('langchain_core', 'langgraph', 'llama_index', 'weaviate', 'torch', 'pluggy_manager')]\n"
+        "assert not banned, banned\n"
+        "assert t.cl100k_base.cache_info().currsize == 0, 'encoding built at import'\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -1,0 +1,163 @@
+"""The embedded SQLite store: persistence, the embedder pin, schema versions, bad files."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from commonplace import HashingEmbedder, Kind, ManualClock, Memory
+from commonplace.embedders import Vectors
+from commonplace.errors import (
+    CorruptStoreError,
+    EmbedderMismatchError,
+    SchemaVersionError,
+    StoreClosedError,
+    StoreError,
+)
+from commonplace.stores._sqlite_schema import SCHEMA_VERSION
+
+
+class TinyEmbedder:
+    name = "tiny-test-embedder-v1"
+    dim = 8
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for row, text in enumerate(texts):
+            for ch in text.lower():
+                out[row, ord(ch) % self.dim] += 1.0
+        return out
+
+
+def test_records_survive_reopening_and_are_seen_by_a_second_instance(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with Memory(url, clock=clock) as writer, Memory(url, clock=clock) as reader:
+        assert reader.recall("Lisbon", scope="ana").items == ()
+        writer.write("I live in Lisbon.", scope="ana")
+        # the reader's vector cache catches up with rows another connection wrote
+        assert [i.record.text for i in reader.recall("live Lisbon", scope="ana").items] == [
+            "The user lives in Lisbon."
+        ]
+    with Memory(url, clock=clock) as again:
+        assert again.count(Kind.NOTE) == 1 and again.count(Kind.EPISODE) == 1
+
+
+def test_the_store_uses_wal(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    Memory(f"sqlite:///{path}").close()
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_the_embedder_is_pinned_and_another_one_is_refused(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with Memory(url, embedder=TinyEmbedder()) as memory:
+        memory.write("I live in Lisbon.", scope="ana")
+    with pytest.raises(EmbedderMismatchError, match="tiny-test-embedder-v1"):
+        Memory(url)  # the default embedder is not the pinned one, and no plugin provides it
+    with pytest.raises(EmbedderMismatchError, match="pinned"):
+        Memory(url, embedder=HashingEmbedder(dim=64))
+    with Memory(url, embedder=TinyEmbedder()) as memory:
+        assert memory.count(Kind.NOTE) == 1
+
+
+def test_a_store_pinned_to_a_builtin_embedder_reopens_without_naming_it(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    Memory(url, embedder=HashingEmbedder(dim=64)).close()
+    with Memory(url) as memory:
+        assert memory.embedder.name == "commonplace-hashing-v1-64" and memory.embedder.dim == 64
+
+
+def test_a_newer_schema_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    Memory(f"sqlite:///{path}").close()
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.close()
+    before = path.read_bytes()
+    with pytest.raises(SchemaVersionError, match="upgrade commonplace"):
+        Memory(f"sqlite:///{path}")
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "content", [b"this is not a database at all" * 100, b"SQLite format 3\x00" + b"\xff" * 3000]
+)
+def test_garbage_files_are_refused_and_not_overwritten(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "m.db"
+    path.write_bytes(content)
+    with pytest.raises(CorruptStoreError, match="will not overwrite"):
+        Memory(f"sqlite:///{path}")
+    assert path.read_bytes() == content
+
+
+def test_another_applications_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "theirs.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE invoices (id INTEGER)")
+    db.commit()
+    db.close()
+    with pytest.raises(CorruptStoreError, match="not a commonplace store"):
+        Memory(str(path))
+    assert sqlite3.connect(path).execute("SELECT name FROM sqlite_master").fetchall() == [
+        ("invoices",)
+    ]
+
+
+def test_a_truncated_store_gives_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with Memory(f"sqlite:///{path}") as memory:
+        memory.write_many(
+            [memory.turn(f"I planted tree number {i}.", scope="ana") for i in range(300)]
+        )
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 3])
+    with pytest.raises(CorruptStoreError), Memory(f"sqlite:///{path}") as memory:
+        memory.recall("tree", scope="ana")
+
+
+def test_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="does not exist"):
+        Memory(f"sqlite:///{tmp_path / 'nope' / 'm.db'}")
+
+
+def test_a_closed_memory_refuses_calls(memory: Memory) -> None:
+    memory.close()
+    memory.close()  # twice is fine
+    with pytest.raises(StoreClosedError):
+        memory.write("I live in Lisbon.", scope="ana")
+    with pytest.raises(StoreClosedError):
+        memory.recall("Lisbon", scope="ana")
+
+
+def test_in_memory_stores_work_for_tests() -> None:
+    for url in (":memory:", "sqlite:///:memory:"):
+        with Memory(url) as memory:
+            memory.write("I live in Lisbon.", scope="ana")
+            assert memory.count(Kind.NOTE) == 1
+
+
+def test_url_conventions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Memory("sqlite:///relative.db").close()
+    assert (tmp_path / "relative.db").exists()
+    Memory(f"sqlite:///{tmp_path}/absolute.db").close()
+    assert (tmp_path / "absolute.db").exists()
+    Memory(tmp_path / "pathlib.db").close()
+    assert (tmp_path / "pathlib.db").exists()
+
+
+def test_default_url_is_in_the_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COMMONPLACE_URL", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with Memory() as memory:
+        memory.write("I live in Lisbon.", scope="ana")
+    assert (tmp_path / "data" / "commonplace" / "memory.db").exists()
+    monkeypatch.setenv("COMMONPLACE_URL", f"sqlite:///{tmp_path}/env.db")
+    Memory().close()
+    assert (tmp_path / "env.db").exists()
