@@ -1,6 +1,18 @@
 """The write path: turn -> immutable episode -> note writer -> note."""
 
+from ._llm import NOTE_WRITER_PROMPT, LLMNoteWriter, NoteReplyError, note_prompt, parse_note_reply
 from ._rules import RuleNoteWriter
 from ._types import NoteDraft, Skip, Turn, WriteResult
 
-__all__ = ["NoteDraft", "RuleNoteWriter", "Skip", "Turn", "WriteResult"]
+__all__ = [
+    "LLMNoteWriter",
+    "NOTE_WRITER_PROMPT",
+    "NoteDraft",
+    "NoteReplyError",
+    "RuleNoteWriter",
+    "Skip",
+    "Turn",
+    "WriteResult",
+    "note_prompt",
+    "parse_note_reply",
+]
