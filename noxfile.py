@@ -13,7 +13,7 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
 CORE = "packages/commonplace"
-TEST_DEPS = ["pytest>=8", "hypothesis>=6.100"]
+TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "hypothesis>=6.100"]
 
 
 @nox.session

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from commonplace import ManualClock, Memory
+from commonplace import Config, ManualClock, Memory
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 
@@ -22,7 +22,12 @@ def db_url(tmp_path: Path) -> str:
     return "sqlite:///" + str(tmp_path / "memory.db")
 
 
+# Ranking tests work with a handful of notes, so search is on from the first note
+# (by default it waits for Config.search_min_notes notes; tests of that rule use their own).
+SEARCH_ALWAYS = Config(search_min_notes=0)
+
+
 @pytest.fixture
 def memory(db_url: str, clock: ManualClock) -> Iterator[Memory]:
-    with Memory(db_url, clock=clock) as m:
+    with Memory(db_url, clock=clock, config=SEARCH_ALWAYS) as m:
         yield m

@@ -30,6 +30,9 @@ def test_write_recall_explain_round_trip(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = f"sqlite:///{tmp_path / 'cli.db'}"
+    for n in range(4):  # recall searches once a scope holds Config.search_min_notes notes
+        assert main(["write", f"I walked {n} km today.", "--user", "ana", "--url", url]) == 0
+    capsys.readouterr()
     assert (
         main(
             [

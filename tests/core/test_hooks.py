@@ -10,11 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from commonplace import Kind, Memory, NoteDraft, Skip, Tags, Turn, hookimpl, hookspecs
+from commonplace import Config, Kind, Memory, NoteDraft, Skip, Tags, Turn, hookimpl, hookspecs
 from commonplace._plugins import make_plugin_manager
 from commonplace.embedders import Vectors
 from commonplace.errors import InvalidURLError, PluginError
 from commonplace.stores import Backend, Candidate, SQLiteBackend
+
+SEARCH_ALWAYS = Config(search_min_notes=0)
 
 ROOT = Path(__file__).resolve().parents[2]
 HOOKS = sorted(
@@ -166,7 +168,7 @@ class AffectPlugin:
 
 
 def test_commonplace_score_signals_are_added_and_explained(db_url: str) -> None:
-    with Memory(db_url, plugins=[AffectPlugin()]) as memory:
+    with Memory(db_url, plugins=[AffectPlugin()], config=SEARCH_ALWAYS) as memory:
         memory.write("I went to the concert with Rui.", scope="ana")
         memory.write("I was so happy at the concert with Rui!", scope="ana")
         items = memory.recall("the concert with Rui", scope="ana").items

@@ -31,7 +31,18 @@ def test_every_item_carries_a_breakdown_that_adds_up(memory: Memory, clock: Manu
     assert s.total == pytest.approx(
         0.5 * s.semantic + 0.2 * s.recency + 0.2 * s.frequency + 0.1 * s.importance
     )
-    assert set(s.breakdown()) == {"semantic", "recency", "frequency", "importance", "gate", "total"}
+    assert set(s.breakdown()) == {
+        "semantic",
+        "cosine",
+        "keyword",
+        "recency",
+        "frequency",
+        "importance",
+        "gate",
+        "accessibility",
+        "tier_factor",
+        "total",
+    }
 
 
 def test_recall_counts_accesses_and_refreshes_recency(memory: Memory, clock: ManualClock) -> None:
@@ -47,7 +58,10 @@ def test_recall_counts_accesses_and_refreshes_recency(memory: Memory, clock: Man
 
 
 def test_weights_are_configurable(db_url: str, clock: ManualClock) -> None:
-    config = Config(weights=Weights(semantic=1.0, recency=0.0, frequency=0.0, importance=0.0))
+    config = Config(
+        weights=Weights(semantic=1.0, recency=0.0, frequency=0.0, importance=0.0),
+        search_min_notes=0,
+    )
     with Memory(db_url, clock=clock, config=config) as memory:
         memory.write("The staging server runs on port 8000.", scope="ana")
         (item,) = memory.recall("staging server port", scope="ana").items
@@ -95,7 +109,7 @@ def test_ungated_config_reproduces_plain_nlm(memory: Memory) -> None:
         last_access=when - timedelta(days=90),
         access_count=10,
     )
-    config = Config(relevance_floor=-1.0, relevance_margin=math.inf)
+    config = Config(relevance_floor=-1.0, relevance_margin=math.inf, keyword_weight=0.0)
     (score, low) = score_candidates(
         [Candidate(record, 0.8), Candidate(record, 0.1)], query="q", now=when, config=config
     )
@@ -109,7 +123,8 @@ def test_pool_is_max_of_top_k_times_ten_and_fifty() -> None:
 
 
 def test_pool_limits_how_many_candidates_are_reranked(db_url: str, clock: ManualClock) -> None:
-    with Memory(db_url, clock=clock, config=Config(pool_min=3, pool_factor=1)) as memory:
+    config = Config(pool_min=3, pool_factor=1, search_min_notes=0)
+    with Memory(db_url, clock=clock, config=config) as memory:
         memory.write_many(
             [memory.turn(f"I visited museum number {i} in Paris.", scope="ana") for i in range(10)]
         )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from commonplace import HashingEmbedder, Kind, ManualClock, Memory
+from commonplace import Config, HashingEmbedder, Kind, ManualClock, Memory
 from commonplace.embedders import Vectors
 from commonplace.errors import (
     CorruptStoreError,
@@ -18,6 +18,8 @@ from commonplace.errors import (
     StoreError,
 )
 from commonplace.stores._sqlite_schema import SCHEMA_VERSION
+
+SEARCH_ALWAYS = Config(search_min_notes=0)
 
 
 class TinyEmbedder:
@@ -36,7 +38,10 @@ def test_records_survive_reopening_and_are_seen_by_a_second_instance(
     tmp_path: Path, clock: ManualClock
 ) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
-    with Memory(url, clock=clock) as writer, Memory(url, clock=clock) as reader:
+    with (
+        Memory(url, clock=clock) as writer,
+        Memory(url, clock=clock, config=SEARCH_ALWAYS) as reader,
+    ):
         assert reader.recall("Lisbon", scope="ana").items == ()
         writer.write("I live in Lisbon.", scope="ana")
         # the reader's vector cache catches up with rows another connection wrote

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -14,11 +13,9 @@ from ._clock import Clock, SystemClock, as_utc
 from ._config import Config
 from ._plugins import default_url, make_plugin_manager, url_scheme
 from ._provenance import Provenance, trace
-from ._records import Episode, Kind, Record, Role, Tags, Tier, episode_id, note_id, search_text
+from ._records import Kind, Role, episode_id
 from ._scope import Scope, coerce_scope
-from ._tokens import count_tokens
 from .embedders import Embedder
-from .embedders._protocol import embed_checked
 from .errors import (
     EmbedderMismatchError,
     InvalidInputError,
@@ -28,14 +25,16 @@ from .errors import (
     PluginError,
     StoreClosedError,
 )
-from .read import Recall, RecallItem, ScoreSignal
-from .read._context import Section, compile_context
-from .read._signals import score_candidates
-from .stores import Backend, EmbedderPin, TurnWrite
-from .write import NoteDraft, Skip, Turn, WriteResult
+from .read import Recall, ScoreSignal
+from .read._compiler import RecallCompiler
+from .read._feedback import Feedback, infer_used
+from .stores import Backend, EmbedderPin
+from .write import Turn, WriteResult
+from .write._pipeline import WritePipeline
 
 _MAX_META_CHARS = 65_536
 _MAX_TOP_K = 1_000
+_CO_USE_DELTA = 0.2
 
 
 class Memory:
@@ -75,6 +74,18 @@ class Memory:
         try:
             self.embedder = self._resolve_embedder(embedder)
             self._signals = self._collect_signals()
+            self._writer = WritePipeline(
+                backend=self._backend,
+                embedder=self.embedder,
+                config=self.config,
+                hooks=self._pm.hook,
+            )
+            self._reader = RecallCompiler(
+                backend=self._backend,
+                embedder=self.embedder,
+                config=self.config,
+                signals=self._signals,
+            )
         except BaseException:
             self._backend.close()
             raise
@@ -145,62 +156,12 @@ class Memory:
         if not isinstance(turns, Sequence) or not all(isinstance(t, Turn) for t in turns):
             raise InvalidTypeError("write_many takes a sequence of Turn; build them with turn()")
         ids = [episode_id(t.scope, t.role, t.text) for t in turns]
-        stored = self._backend.existing_episode_ids(set(ids))
-        writes: list[TurnWrite] = []
-        outcomes: list[tuple[Record | None, str | None]] = []
-        seen: set[str] = set()
-        for turn, eid in zip(turns, ids):
-            note: Record | None = None
-            skipped: str | None = None
-            if eid in stored or eid in seen:
-                skipped = "duplicate: this turn is already stored in this scope"
-            elif turn.role is not Role.USER:
-                skipped = f"{turn.role.value} turns never become notes"
-            else:
-                note, skipped = self._note_for(turn, eid)
-            seen.add(eid)
-            writes.append(_episode_write(turn, eid, note))
-            outcomes.append((note, skipped))
-        notes = [search_text(w.note.text, w.note.tags) for w in writes if w.note is not None]
-        vectors = embed_checked(self.embedder, notes) if notes else None
-        fresh = self._backend.write_turns(writes, vectors)
-        results = []
-        for eid, is_new, (note, skipped) in zip(ids, fresh, outcomes):
-            if not is_new:
-                note = self._backend.get_record(note_id(eid))
-                skipped = skipped or "duplicate: this turn is already stored in this scope"
-            results.append(WriteResult(eid, is_new, note, None if note else skipped))
+        results = self._writer.write_many(turns, ids)
+        self._after_write(turns, results)
         return results
 
-    def _note_for(self, turn: Turn, eid: str) -> tuple[Record | None, str | None]:
-        draft = self._pm.hook.commonplace_write_note(turn=turn)
-        if isinstance(draft, Skip):
-            return None, draft.reason
-        if draft is None:
-            return None, "no note writer produced a note"
-        if not isinstance(draft, NoteDraft) or not isinstance(draft.tags, Tags):
-            raise PluginError(
-                f"commonplace_write_note returned {type(draft).__name__}; "
-                "return a NoteDraft, a Skip or None"
-            )
-        text = " ".join(str(draft.text).split())
-        if not text:
-            return None, "the note writer returned an empty note"
-        importance = draft.tags.importance
-        if not isinstance(importance, (int, float)) or not math.isfinite(importance):
-            raise PluginError("a NoteDraft's importance must be a finite number in [0, 1]")
-        return Record(
-            id=note_id(eid),
-            kind=Kind.NOTE,
-            scope=turn.scope,
-            text=text[: self.config.max_turn_chars],
-            tags=draft.tags,
-            provenance=(eid,),
-            created_at=turn.at,
-            last_access=turn.at,
-            tier=Tier.WARM,
-            valid_from=turn.at if draft.tags.key is not None else None,
-        ), None
+    def _after_write(self, turns: Sequence[Turn], results: Sequence[WriteResult]) -> None:
+        """Hook point for what follows a write (the profile card's rewrite)."""
 
     # -- read path ----------------------------------------------------------------------
 
@@ -212,8 +173,14 @@ class Memory:
         top_k: int = 10,
         budget_tokens: int | None = None,
         at: datetime | None = None,
+        as_of: datetime | None = None,
     ) -> Recall:
-        """The memory an LLM should see for ``query``: ranked records and compiled context."""
+        """The memory an LLM should see for ``query``: ranked records and compiled context.
+
+        ``as_of`` answers "what was true on that date": only records written by
+        then and not yet superseded at that time are considered, and nothing is
+        counted as accessed.
+        """
         self._check_open()
         query = self._checked_text(query, limit=self.config.max_query_chars, what="query")
         scope = coerce_scope(scope)
@@ -225,42 +192,57 @@ class Memory:
             high=1_000_000,
         )
         now = self._now(at)
-        vector = embed_checked(self.embedder, [query])[0]
-        candidates = self._backend.search(scope, vector, limit=self.config.pool_size(top_k))
-        scores = score_candidates(
-            candidates, query=query, now=now, config=self.config, signals=self._signals
+        when = None if as_of is None else as_utc(as_of)
+        return self._reader.recall(
+            query, scope=scope, top_k=top_k, budget=budget, now=now, as_of=when
         )
-        ranked = sorted(zip(candidates, scores), key=lambda cs: -cs[1].total)[:top_k]
-        items = tuple(RecallItem(c.record, s) for c, s in ranked)
-        recent = tuple(
-            self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=self.config.recent_notes)
-        )
-        # Only candidates that passed the relevance gate count as retrieved: they go
-        # into the context and get the access that feeds recency and frequency.
-        relevant = [i for i in items if i.score.gate > 0]
-        relevant_ids = {i.record.id for i in relevant}
-        fresh = [r for r in recent if r.id not in relevant_ids]
-        sections = [
-            Section("Recent notes", fresh, [2.0 + n / 100 for n in range(len(fresh), 0, -1)]),
-            Section(
-                "Relevant notes",
-                [i.record for i in relevant],
-                [1.0 + i.score.total / 100 for i in relevant],
-            ),
-        ]
-        text, included = compile_context(sections, budget_tokens=budget)
-        if self.config.touch_on_recall and relevant:
-            self._backend.touch(list(relevant_ids), at=now)
-        return Recall(
-            query=query,
-            scope=scope,
-            at=now,
-            items=items,
-            recent=recent,
-            text=text,
-            tokens=count_tokens(text) if text else 0,
-            included=tuple(included),
-        )
+
+    def feedback(
+        self,
+        recall_id: str,
+        *,
+        used: Iterable[str] | None = None,
+        reply: str | None = None,
+        at: datetime | None = None,
+    ) -> Feedback:
+        """Say which records of a recall the answer used; the others count as ignored.
+
+        Give ``used`` (record ids), or ``reply`` (the assistant's answer) to let
+        commonplace infer use from what the answer repeats. Used records get
+        stronger (frequency, recency, promotion to hot) and are linked to each
+        other; records retrieved and ignored again and again sink. Feedback is
+        taken once per recall.
+        """
+        self._check_open()
+        if not isinstance(recall_id, str):
+            raise InvalidTypeError("recall_id must be the str id of a Recall")
+        log = self._backend.get_recall(recall_id)
+        if log is None:
+            raise NotFoundError(f"no recall with id {recall_id!r}; use Recall.id")
+        shown = list(log.item_ids)
+        if used is None and reply is None:
+            raise InvalidInputError("give used=[record ids] or reply='the answer text'")
+        if used is not None:
+            used_ids = [used] if isinstance(used, str) else list(used)
+            unknown = [u for u in used_ids if u not in shown]
+            if unknown:
+                raise InvalidInputError(
+                    f"{unknown} were not part of recall {recall_id}; used must name records "
+                    "that recall returned"
+                )
+        else:
+            if not isinstance(reply, str):
+                raise InvalidTypeError("reply must be the assistant's answer as a str")
+            used_ids = infer_used(reply, self._backend.get_records(shown))
+        now = self._now(at)
+        if not self._backend.mark_recall_feedback(recall_id, at=now):
+            return Feedback(recall_id, (), (), already_given=True)
+        ignored = [i for i in shown if i not in used_ids]
+        self._backend.record_feedback(used=used_ids, ignored=ignored, at=now)
+        pairs = [(a, b, "co_used") for n, a in enumerate(used_ids) for b in used_ids[n + 1 :]]
+        if pairs:
+            self._backend.reinforce_links(pairs, delta=_CO_USE_DELTA, at=now)
+        return Feedback(recall_id, tuple(used_ids), tuple(ignored))
 
     def explain(
         self, record_id: str, *, scope: Scope | str | Mapping[str, str] | None = None
@@ -367,15 +349,6 @@ class Memory:
 
 
 _BUILTIN_SIGNALS = frozenset({"semantic", "recency", "frequency", "importance", "gate", "total"})
-
-
-def _episode_write(turn: Turn, eid: str, note: Record | None) -> TurnWrite:
-    episode = Episode(
-        id=eid, scope=turn.scope, role=turn.role, text=turn.text, at=turn.at, meta=turn.meta
-    )
-    if note is not None and turn.role is not Role.USER:  # the firewall, checked once more
-        raise AssertionError("a note may only be derived from a user turn")
-    return TurnWrite(episode=episode, note=note)
 
 
 def _checked_role(role: object) -> Role:

@@ -45,6 +45,14 @@ class Tier(str, enum.Enum):
     COLD = "cold"
 
 
+class Status(str, enum.Enum):
+    """Whether a derived record is in use."""
+
+    ACTIVE = "active"
+    INVALID = "invalid"
+    DELETED = "deleted"
+
+
 class Role(str, enum.Enum):
     """Who spoke a turn. Only ``user`` turns can ever become notes."""
 
@@ -132,7 +140,16 @@ class Episode:
 
 @dataclass(frozen=True, slots=True)
 class Record:
-    """A derived record (note, summary or procedure) with its provenance."""
+    """A derived record (note, summary or procedure) with its provenance.
+
+    ``access_count`` counts recalls that retrieved it; ``used_count`` and
+    ``ignored_count`` count recalls whose answer used it or not (feedback).
+    ``valid_from``/``valid_to`` bound the time a fact held; ``superseded_by``
+    names the record that replaced it. ``status`` is ``active``, ``invalid``
+    (a summary whose source changed) or ``deleted`` (soft-deleted by decay),
+    ``status_since`` when it last changed. ``data`` carries what only one kind
+    has: a summary's coverage map, a procedure's confirmations.
+    """
 
     id: str
     kind: Kind
@@ -147,6 +164,18 @@ class Record:
     valid_from: datetime | None = None
     valid_to: datetime | None = None
     superseded_by: str | None = None
+    used_count: int = 0
+    ignored_count: int = 0
+    pinned: bool = False
+    status: Status = field(default_factory=lambda: Status.ACTIVE)
+    status_since: datetime | None = None
+    tier_since: datetime | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    def valid_at(self, when: datetime) -> bool:
+        """Whether this record held at ``when`` (written by then, not yet superseded)."""
+        start = self.valid_from or self.created_at
+        return start <= when and (self.valid_to is None or when < self.valid_to)
 
     @property
     def importance(self) -> float:

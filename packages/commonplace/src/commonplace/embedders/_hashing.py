@@ -12,42 +12,14 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 import zlib
 from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
 
+from .._text import STOPWORDS, WORD, stem
 from ._protocol import Vectors
-
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
-_STOPWORDS = frozenset(
-    """a an the and or but if of to in on at by for with from as is am are was were be been
-    being it its this that these those i me my mine we our you your he him his she her they
-    them their do does did so than then there here what which who whom how when where why
-    not no yes just very really can could would should will shall may might must have has
-    had about into over under up down out off again also too s t""".split()
-)
-
-
-def stem(word: str) -> str:
-    """A deliberately light stemmer: 'live', 'lives', 'lived', 'living' -> 'liv'."""
-    if len(word) <= 3:
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "xes", "zes", "ches", "shes")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    for suffix in ("ingly", "edly", "ing", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    if word.endswith("e") and len(word) > 3:
-        word = word[:-1]
-    return word
 
 
 class HashingEmbedder:
@@ -78,12 +50,12 @@ class HashingEmbedder:
         return np.asarray(out / norms, dtype=np.float32)
 
     def _features(self, text: str) -> dict[str, float]:
-        words = [w.replace("’", "'") for w in _WORD.findall(text.lower())]
+        words = [w.replace("’", "'") for w in WORD.findall(text.lower())]
         counts: defaultdict[str, float] = defaultdict(float)
         content = []
         for word in words:
             base = stem(word)
-            damp = 0.25 if word in _STOPWORDS else 1.0
+            damp = 0.25 if word in STOPWORDS else 1.0
             counts["w:" + base] += damp
             if damp == 1.0:
                 content.append(base)

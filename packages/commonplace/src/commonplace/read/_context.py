@@ -1,10 +1,10 @@
-"""Compiling recalled records into the text an LLM sees, within a token budget.
+"""Compiling recalled memory into the text an LLM sees, within a token budget.
 
 Memory is rendered as quoted user content inside one clearly delimited block:
-each record is one line, newlines inside a record are flattened and the block's
+each entry is one line, newlines inside an entry are flattened and the block's
 delimiters are neutralised, so text a user once typed cannot pose as new
 instructions. Whole lines are dropped from the lowest priority up until the
-budget holds; no record is ever cut mid-sentence.
+budget holds; no entry is ever cut mid-sentence.
 """
 
 from __future__ import annotations
@@ -26,32 +26,43 @@ _TAG_LIKE = re.compile(r"</?\s*memory\s*>", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
+class Line:
+    """One line of the context: its text, the record it shows (if any), its priority."""
+
+    text: str
+    priority: float
+    record_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Section:
-    """A titled group of records, with the priority of each line (higher stays longer)."""
+    """A titled group of lines."""
 
     title: str
-    records: Sequence[Record]
-    priorities: Sequence[float]
+    lines: Sequence[Line]
 
 
-def record_line(record: Record) -> str:
-    text = _TAG_LIKE.sub(lambda m: m.group(0).replace("<", "‹").replace(">", "›"), record.text)
-    text = " ".join(text.split())
-    return f"- [{record.created_at:%Y-%m-%d}] {text}"
+def neutralise(text: str) -> str:
+    """One line of plain data: no newlines, no memory delimiters."""
+    text = _TAG_LIKE.sub(lambda m: m.group(0).replace("<", "‹").replace(">", "›"), text)
+    return " ".join(text.split())
+
+
+def record_line(record: Record, priority: float, note: str | None = None) -> Line:
+    suffix = f" ({neutralise(note)})" if note else ""
+    text = f"- [{record.created_at:%Y-%m-%d}] {neutralise(record.text)}{suffix}"
+    return Line(text, priority, record.id)
 
 
 def compile_context(sections: Sequence[Section], *, budget_tokens: int) -> tuple[str, list[str]]:
     """The rendered block and the ids of the records it kept, in section order."""
-    entries: list[tuple[float, int, int, str, str]] = []  # priority, section, order, id, line
-    for s_index, section in enumerate(sections):
-        for order, (record, priority) in enumerate(zip(section.records, section.priorities)):
-            entries.append((priority, s_index, order, record.id, record_line(record)))
+    entries = [(line, s, o) for s, sec in enumerate(sections) for o, line in enumerate(sec.lines)]
     # Greedy by priority on per-line costs (cheap), then an exact count of the result.
     spent = count_tokens(_render(sections, []))
     titled: set[int] = set()
-    kept: list[tuple[float, int, int, str, str]] = []
-    for entry in sorted(entries, key=lambda e: -e[0]):
-        cost = count_tokens(entry[4] + "\n")
+    kept: list[tuple[Line, int, int]] = []
+    for entry in sorted(entries, key=lambda e: -e[0].priority):
+        cost = count_tokens(entry[0].text + "\n")
         if entry[1] not in titled:
             cost += count_tokens(sections[entry[1]].title + ":\n")
         if spent + cost <= budget_tokens:
@@ -63,15 +74,16 @@ def compile_context(sections: Sequence[Section], *, budget_tokens: int) -> tuple
     if not kept:
         return "", []
     ordered = sorted(kept, key=lambda e: (e[1], e[2]))
-    return _render(sections, ordered), [e[3] for e in ordered]
+    ids = [e[0].record_id for e in ordered if e[0].record_id is not None]
+    return _render(sections, ordered), list(dict.fromkeys(ids))
 
 
-def _render(sections: Sequence[Section], kept: Sequence[tuple[float, int, int, str, str]]) -> str:
+def _render(sections: Sequence[Section], kept: Sequence[tuple[Line, int, int]]) -> str:
     lines = [OPEN_TAG, PREAMBLE]
     for s_index, section in enumerate(sections):
         body = sorted((e for e in kept if e[1] == s_index), key=lambda e: e[2])
         if body:
             lines.append(f"{section.title}:")
-            lines.extend(e[4] for e in body)
+            lines.extend(e[0].text for e in body)
     lines.append(CLOSE_TAG)
     return "\n".join(lines)

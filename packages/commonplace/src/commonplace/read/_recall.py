@@ -13,10 +13,16 @@ from ._signals import Score
 
 @dataclass(frozen=True, slots=True)
 class RecallItem:
-    """One retrieved record and how it scored."""
+    """One retrieved record, how it scored, and what the recall says about it.
+
+    ``note`` explains anything unusual: "was 8000 until 2026-04-06" for a
+    superseded fact, "linked from nt_..." for a record reached along a link,
+    "disagrees with nt_..." for a flagged record.
+    """
 
     record: Record
     score: Score
+    note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         r = self.record
@@ -28,7 +34,17 @@ class RecallItem:
             "provenance": list(r.provenance),
             "tags": r.tags.to_json(),
             "score": self.score.breakdown(),
+            "note": self.note,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """Two records that cannot both be true, and why they were flagged."""
+
+    first: str
+    second: str
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +52,17 @@ class Recall:
     """The memory compiled for one query.
 
     ``items`` are the retrieved records, best first, each with its score
-    breakdown; ``recent`` the last few notes; ``text`` the compiled context
-    (what ``render()`` returns) and ``tokens`` its size in ``cl100k_base``
-    tokens; ``included`` the ids of the records that fit the budget.
+    breakdown (empty when the scope holds too few notes to search: then
+    ``searched`` is False and every note is shown as a recent note); ``hot``
+    the records always injected; ``recent`` the last few notes; ``profile``
+    and ``summary`` the scope's profile card and rolling summary;
+    ``disagreements`` the pairs flagged as contradicting each other. ``text``
+    is the compiled context (what ``render()`` returns), ``tokens`` its size
+    in ``cl100k_base`` tokens, ``included`` the ids of the records that fit
+    the budget. ``id`` names this recall for :meth:`Memory.feedback`.
     """
 
+    id: str
     query: str
     scope: Scope
     at: datetime
@@ -49,6 +71,12 @@ class Recall:
     text: str
     tokens: int
     included: tuple[str, ...]
+    hot: tuple[Record, ...] = ()
+    profile: str = ""
+    summary: str = ""
+    disagreements: tuple[Disagreement, ...] = ()
+    searched: bool = True
+    as_of: datetime | None = None
 
     def render(self) -> str:
         """The compiled context, as the text an LLM would see."""
@@ -60,6 +88,7 @@ class Recall:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "id": self.id,
             "query": self.query,
             "scope": {
                 "user": self.scope.user,
@@ -67,8 +96,12 @@ class Recall:
                 "thread": self.scope.thread,
             },
             "at": self.at.isoformat(),
+            "as_of": None if self.as_of is None else self.as_of.isoformat(),
+            "searched": self.searched,
             "items": [item.to_json() for item in self.items],
+            "hot": [r.id for r in self.hot],
             "recent": [r.id for r in self.recent],
+            "disagreements": [[d.first, d.second, d.reason] for d in self.disagreements],
             "included": list(self.included),
             "tokens": self.tokens,
             "text": self.text,

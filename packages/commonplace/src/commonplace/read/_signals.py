@@ -1,7 +1,9 @@
 """Scoring: the four built-in signals, extra signals from plugins, and the gate.
 
-``total = gate * Σ w_s * signal_s`` over the contextual signals (recency,
-frequency, importance and any extra ones) ``+ w_semantic * semantic``.
+``total = (w_semantic * semantic + gate * Σ w_s * signal_s) * accessibility * tier_factor``
+where the sum runs over the contextual signals (recency, frequency, importance
+and any extra ones from plugins) and ``semantic`` blends cosine similarity with
+the BM25 keyword match.
 
 The gate is what keeps the rerank honest with a realistic candidate pool:
 contextual signals may reorder records that are about as relevant as the best
@@ -20,6 +22,7 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from .._config import Config
+from .._records import Tier
 from ..errors import PluginError
 from ..stores import Candidate
 
@@ -45,7 +48,14 @@ class ScoreSignal(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Score:
-    """A candidate's score and every signal that went into it (each in [0, 1])."""
+    """A candidate's score and every signal that went into it.
+
+    ``semantic`` is the relevance the gate and the semantic weight use: the
+    cosine similarity blended with the keyword match (``cosine`` and
+    ``keyword`` hold the two parts). ``accessibility`` (< 1 for records that
+    were retrieved and ignored) and ``tier_factor`` (< 1 for cold records)
+    multiply the weighted sum.
+    """
 
     total: float
     semantic: float
@@ -54,16 +64,24 @@ class Score:
     importance: float
     gate: float
     extra: Mapping[str, float] = field(default_factory=dict)
+    cosine: float = 0.0
+    keyword: float = 0.0
+    accessibility: float = 1.0
+    tier_factor: float = 1.0
 
     def breakdown(self) -> dict[str, float]:
-        """Every signal by name, plus the gate and the total, for display or JSON."""
+        """Every signal by name, the gate, the multipliers and the total."""
         out = {
             "semantic": self.semantic,
+            "cosine": self.cosine,
+            "keyword": self.keyword,
             "recency": self.recency,
             "frequency": self.frequency,
             "importance": self.importance,
             **self.extra,
             "gate": self.gate,
+            "accessibility": self.accessibility,
+            "tier_factor": self.tier_factor,
             "total": self.total,
         }
         return {name: round(value, 4) for name, value in out.items()}
@@ -91,21 +109,43 @@ def score_candidates(
     if not candidates:
         return []
     w = config.weights
-    best = max(c.similarity for c in candidates)
+    alpha = config.keyword_weight
+    relevance = [
+        (1 - alpha) * min(1.0, max(0.0, c.similarity)) + alpha * min(1.0, max(0.0, c.keyword))
+        for c in candidates
+    ]
+    best = max(relevance)
     scores = []
-    for candidate in candidates:
+    for candidate, semantic in zip(candidates, relevance):
         record = candidate.record
-        semantic = min(1.0, max(0.0, candidate.similarity))
         days = (now - record.last_access).total_seconds() / _SECONDS_PER_DAY
         rec = recency(days, half_life_days=config.half_life_days)
-        freq = frequency(record.access_count, cap=config.frequency_cap)
+        # retrievals and confirmed uses both count as "often recalled"
+        freq = frequency(record.access_count + record.used_count, cap=config.frequency_cap)
         imp = min(1.0, max(0.0, record.importance))
-        gate = _gate(candidate.similarity, best, config)
+        gate = _gate(semantic, best, config)
         extra = {s.name: _extra(s, candidate, query=query, now=now) for s in signals}
         lift = w.recency * rec + w.frequency * freq + w.importance * imp
         lift += sum(s.weight * extra[s.name] for s in signals)
-        total = w.semantic * semantic + gate * lift
-        scores.append(Score(total, semantic, rec, freq, imp, gate, extra))
+        unused = max(0, record.ignored_count - record.used_count)
+        accessibility = 1.0 / (1.0 + config.ignore_penalty * unused)
+        tier_factor = config.cold_factor if record.tier is Tier.COLD else 1.0
+        total = (w.semantic * semantic + gate * lift) * accessibility * tier_factor
+        scores.append(
+            Score(
+                total,
+                semantic,
+                rec,
+                freq,
+                imp,
+                gate,
+                extra,
+                cosine=candidate.similarity,
+                keyword=candidate.keyword,
+                accessibility=accessibility,
+                tier_factor=tier_factor,
+            )
+        )
     return scores
 
 

@@ -1,6 +1,29 @@
 """Stores: the backend protocol and the embedded SQLite default."""
 
-from ._protocol import Backend, Candidate, EmbedderPin, TurnWrite
+from ._protocol import (
+    AuditEntry,
+    Backend,
+    Candidate,
+    Card,
+    Conflict,
+    EmbedderPin,
+    Link,
+    RecallLog,
+    RecordQuery,
+    TurnWrite,
+)
 from ._sqlite import SQLiteBackend
 
-__all__ = ["Backend", "Candidate", "EmbedderPin", "SQLiteBackend", "TurnWrite"]
+__all__ = [
+    "AuditEntry",
+    "Backend",
+    "Candidate",
+    "Card",
+    "Conflict",
+    "EmbedderPin",
+    "Link",
+    "RecallLog",
+    "RecordQuery",
+    "SQLiteBackend",
+    "TurnWrite",
+]

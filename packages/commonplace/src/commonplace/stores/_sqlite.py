@@ -3,6 +3,7 @@
 Rows are the truth. Vectors live in the ``records`` table as float32 blobs and
 are cached in a :class:`VectorIndex` that catches up by row sequence number
 before every search, so writes from other processes become visible too.
+Keyword candidates come from an FTS5 index kept in step by triggers.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from .._clock import from_epoch, to_epoch
-from .._records import Episode, Kind, Record, Role, Tags, Tier
+from .._clock import to_epoch
+from .._records import Episode, Kind, Record, Status, Tags, Tier
 from .._scope import Scope
+from .._text import keyword_coverage
 from ..embedders import Vectors
 from ..errors import (
     CorruptStoreError,
@@ -29,15 +31,35 @@ from ..errors import (
     StoreClosedError,
     StoreError,
 )
-from ._protocol import Candidate, EmbedderPin, TurnWrite
+from ._protocol import (
+    AuditEntry,
+    Candidate,
+    Card,
+    Conflict,
+    EmbedderPin,
+    Link,
+    RecallLog,
+    RecordQuery,
+    TurnWrite,
+)
+from ._sqlite_rows import (
+    ENTITY_SEPARATOR,
+    EPISODE_COLUMNS,
+    INSERT_COLUMNS,
+    RECORD_COLUMNS,
+    chunks,
+    episode_from_row,
+    fts_query,
+    marks,
+    maybe_datetime,
+    maybe_epoch,
+    record_from_row,
+    record_values,
+    scope_clause,
+    scope_from_parts,
+)
 from ._sqlite_schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from ._vector_index import VectorIndex
-
-_RECORD_COLUMNS = (
-    "seq, id, kind, scope_user, scope_agent, scope_thread, text, tags, tier, created_at, "
-    "last_access, access_count, valid_from, valid_to, superseded_by"
-)
-_EPISODE_COLUMNS = "id, scope_user, scope_agent, scope_thread, role, text, at, meta"
 
 
 class SQLiteBackend:
@@ -67,7 +89,7 @@ class SQLiteBackend:
             self._db.close()
             raise
 
-    # -- opening ------------------------------------------------------------------
+    # -- opening and transactions -------------------------------------------------------
 
     def _open(self) -> None:
         with self._translate_errors():
@@ -103,9 +125,9 @@ class SQLiteBackend:
             yield
         except sqlite3.OperationalError as exc:
             raise StoreError(f"SQLite error on {self._path!r}: {exc}") from exc
-        except sqlite3.IntegrityError:
-            raise
         except sqlite3.DatabaseError as exc:
+            if type(exc) is not sqlite3.DatabaseError:
+                raise  # integrity and programming errors are not damage
             raise CorruptStoreError(
                 f"{self._path!r} is damaged or not an SQLite file ({exc}); restore it from a "
                 "backup or point the URL at a new file: commonplace will not overwrite it"
@@ -114,8 +136,7 @@ class SQLiteBackend:
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            if self._closed:
-                raise StoreClosedError("this store is closed; open a new Memory to use it")
+            self._check_open()
             with self._translate_errors():
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
@@ -128,16 +149,30 @@ class SQLiteBackend:
     @contextlib.contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            if self._closed:
-                raise StoreClosedError("this store is closed; open a new Memory to use it")
+            self._check_open()
             with self._translate_errors():
                 yield self._db
 
-    # -- protocol -----------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreClosedError("this store is closed; open a new Memory to use it")
 
     @property
     def url(self) -> str:
         return "sqlite:///" + self._path
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._index = None
+                self._db.close()
+
+    # -- the embedder pin ---------------------------------------------------------------
 
     def read_pin(self) -> EmbedderPin | None:
         with self._reading() as db:
@@ -146,21 +181,27 @@ class SQLiteBackend:
             return None
         return EmbedderPin(name=rows["embedder.name"], dim=int(rows["embedder.dim"]))
 
-    def write_pin(self, pin: EmbedderPin) -> None:
+    def write_pin(self, pin: EmbedderPin, *, replace: bool = False) -> None:
+        verb = "INSERT OR REPLACE" if replace else "INSERT"
         with self._transaction() as db:
             db.executemany(
-                "INSERT INTO meta (key, value) VALUES (?, ?)",
+                f"{verb} INTO meta (key, value) VALUES (?, ?)",
                 [("embedder.name", pin.name), ("embedder.dim", str(pin.dim))],
             )
+        if replace:
+            self._index = None
+
+    # -- episodes and records -----------------------------------------------------------
 
     def existing_episode_ids(self, ids: Collection[str]) -> set[str]:
         found: set[str] = set()
         with self._reading() as db:
-            for chunk in _chunks(list(ids)):
-                marks = ",".join("?" * len(chunk))
+            for chunk in chunks(list(ids)):
                 found.update(
                     row[0]
-                    for row in db.execute(f"SELECT id FROM episodes WHERE id IN ({marks})", chunk)
+                    for row in db.execute(
+                        f"SELECT id FROM episodes WHERE id IN ({marks(len(chunk))})", chunk
+                    )
                 )
         return found
 
@@ -169,12 +210,12 @@ class SQLiteBackend:
         if notes and (vectors is None or len(vectors) != notes):
             raise InvalidInputError("write_turns needs exactly one vector per note")
         fresh: list[bool] = []
-        vector_row = 0
+        row = 0
         with self._transaction() as db:
             for turn in turns:
                 ep = turn.episode
                 cursor = db.execute(
-                    f"INSERT OR IGNORE INTO episodes ({_EPISODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                    f"INSERT OR IGNORE INTO episodes ({EPISODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
                     (
                         ep.id,
                         *ep.scope.parts(),
@@ -186,38 +227,63 @@ class SQLiteBackend:
                 )
                 is_new = cursor.rowcount == 1
                 fresh.append(is_new)
-                if turn.note is None:
-                    continue
-                assert vectors is not None
-                vector = vectors[vector_row]
-                vector_row += 1
-                if is_new:
-                    self._insert_record(db, turn.note, vector)
+                if turn.note is not None:
+                    assert vectors is not None
+                    if is_new:
+                        self._insert_record(db, turn.note, vectors[row])
+                    row += 1
+                if is_new and turn.merge_into is not None:
+                    self._merge(db, turn.merge_into, ep.id, turn.merged_tags, ep.at)
+                if is_new and turn.supersedes and turn.note is not None:
+                    self._supersede(db, turn.supersedes, turn.note.id, ep.at)
         return fresh
 
-    def _insert_record(self, db: sqlite3.Connection, record: Record, vector: Vectors) -> None:
-        key = record.tags.key
+    def _merge(
+        self, db: sqlite3.Connection, target: str, episode_id: str, tags: Tags | None, at: datetime
+    ) -> None:
         db.execute(
-            "INSERT INTO records (id, kind, scope_user, scope_agent, scope_thread, text, tags, "
-            "tier, subject, predicate, created_at, last_access, access_count, valid_from, "
-            "valid_to, superseded_by, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT OR IGNORE INTO provenance (record_id, source_id) VALUES (?, ?)",
+            (target, episode_id),
+        )
+        db.execute(
+            "UPDATE records SET access_count = access_count + 1, "
+            "last_access = max(last_access, ?), tags = coalesce(?, tags) WHERE id = ?",
             (
-                record.id,
-                record.kind.value,
-                *record.scope.parts(),
-                record.text,
-                json.dumps(record.tags.to_json(), ensure_ascii=False),
-                record.tier.value,
-                None if key is None else key.subject,
-                None if key is None else key.predicate,
-                to_epoch(record.created_at),
-                to_epoch(record.last_access),
-                record.access_count,
-                _epoch_or_none(record.valid_from),
-                _epoch_or_none(record.valid_to),
-                record.superseded_by,
-                np.asarray(vector, np.float32).tobytes(),
+                to_epoch(at),
+                None if tags is None else json.dumps(tags.to_json(), ensure_ascii=False),
+                target,
             ),
+        )
+
+    def _supersede(
+        self, db: sqlite3.Connection, old_ids: Sequence[str], new_id: str, at: datetime
+    ) -> None:
+        q = marks(len(old_ids))
+        when = to_epoch(at)
+        db.execute(
+            "UPDATE records SET valid_to = ?, superseded_by = ?, tier = 'cold', tier_since = ? "
+            f"WHERE id IN ({q}) AND superseded_by IS NULL",
+            (when, new_id, when, *old_ids),
+        )
+        # a summary built on a superseded fact no longer holds
+        db.execute(
+            "UPDATE records SET status = 'invalid', status_since = ? WHERE kind = 'summary' "
+            "AND status = 'active' AND id IN (SELECT record_id FROM provenance "
+            f"WHERE source_id IN ({q}))",
+            (when, *old_ids),
+        )
+
+    def add_records(self, records: Sequence[Record], vectors: Vectors) -> None:
+        if len(records) != len(vectors):
+            raise InvalidInputError("add_records needs exactly one vector per record")
+        with self._transaction() as db:
+            for record, vector in zip(records, vectors):
+                self._insert_record(db, record, vector)
+
+    def _insert_record(self, db: sqlite3.Connection, record: Record, vector: Vectors) -> None:
+        db.execute(
+            f"INSERT INTO records ({INSERT_COLUMNS}) VALUES ({marks(26)})",
+            (*record_values(record), np.asarray(vector, np.float32).tobytes()),
         )
         db.executemany(
             "INSERT OR IGNORE INTO provenance (record_id, source_id) VALUES (?, ?)",
@@ -227,39 +293,143 @@ class SQLiteBackend:
     def get_episode(self, episode_id: str) -> Episode | None:
         with self._reading() as db:
             row = db.execute(
-                f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE id = ?", (episode_id,)
+                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?", (episode_id,)
             ).fetchone()
-        return None if row is None else _episode(row)
+        return None if row is None else episode_from_row(row)
 
-    def get_record(self, record_id: str) -> Record | None:
+    def get_episodes(
+        self, scope: Scope, *, limit: int, before_seq: int | None = None
+    ) -> list[Episode]:
+        where, params = scope_clause(scope)
         with self._reading() as db:
             rows = db.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM records WHERE id = ? AND status = 'active'",
-                (record_id,),
+                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where} AND seq < ? "
+                "ORDER BY seq DESC LIMIT ?",
+                (*params, before_seq if before_seq is not None else 2**62, limit),
+            ).fetchall()
+        return [episode_from_row(r) for r in rows]
+
+    def get_record(self, record_id: str, *, any_status: bool = False) -> Record | None:
+        status = "" if any_status else "AND status = 'active'"
+        with self._reading() as db:
+            rows = db.execute(
+                f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ? {status}", (record_id,)
             ).fetchall()
             records = self._records(db, rows)
         return records[0] if records else None
 
-    def search(self, scope: Scope, vector: Vectors, *, limit: int) -> list[Candidate]:
+    def get_records(self, record_ids: Collection[str]) -> list[Record]:
+        out: list[Record] = []
+        with self._reading() as db:
+            for chunk in chunks(list(record_ids)):
+                rows = db.execute(
+                    f"SELECT {RECORD_COLUMNS} FROM records WHERE id IN ({marks(len(chunk))})",
+                    chunk,
+                ).fetchall()
+                out.extend(self._records(db, rows))
+        return out
+
+    def iter_records(self, query: RecordQuery, *, batch: int = 1000) -> Iterator[Record]:
+        where, params = _record_filter(query)
+        last = 0
+        while True:
+            with self._reading() as db:
+                rows = db.execute(
+                    f"SELECT {RECORD_COLUMNS} FROM records WHERE {where} AND seq > ? "
+                    "ORDER BY seq LIMIT ?",
+                    (*params, last, batch),
+                ).fetchall()
+                records = self._records(db, rows)
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield from records
+
+    def count(self, scope: Scope | None, kind: Kind) -> int:
+        where, params = scope_clause(scope)
+        with self._reading() as db:
+            if kind is Kind.EPISODE:
+                row = db.execute(f"SELECT count(*) FROM episodes WHERE {where}", params).fetchone()
+            else:
+                row = db.execute(
+                    f"SELECT count(*) FROM records WHERE {where} AND kind = ? "
+                    "AND status = 'active'",
+                    (*params, kind.value),
+                ).fetchone()
+        return int(row[0])
+
+    def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
+        pin = self.read_pin()
+        dim = pin.dim if pin else 0
+        by_id: dict[str, bytes] = {}
+        with self._reading() as db:
+            for chunk in chunks(list(record_ids)):
+                by_id.update(
+                    db.execute(
+                        f"SELECT id, vector FROM records WHERE id IN ({marks(len(chunk))})", chunk
+                    )
+                )
+        out = np.zeros((len(record_ids), dim), np.float32)
+        for i, rid in enumerate(record_ids):
+            blob = by_id.get(rid)
+            if blob is not None:
+                out[i] = np.frombuffer(blob, np.float32)
+        return out
+
+    # -- search -------------------------------------------------------------------------
+
+    def search(
+        self,
+        scope: Scope,
+        vector: Vectors,
+        *,
+        text: str | None,
+        limit: int,
+        kinds: Collection[Kind] = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE),
+    ) -> list[Candidate]:
         with self._reading() as db:
             index = self._catch_up(db)
             if index is None:
                 return []
-            hits = index.search(scope, vector, limit=limit)
+            hits = dict(index.search(scope, vector, limit=limit))
+            keyword = self._keyword_hits(db, scope, text, limit) if text else {}
+            for seq in keyword.keys() - hits.keys():  # keyword-only hits need their cosine
+                found = index.similarity(seq, vector)
+                if found is not None:
+                    hits[seq] = found
             if not hits:
                 return []
-            where, params = _scope_clause(scope)
+            where, params = scope_clause(scope)
+            kind_values = [k.value for k in kinds]
             by_seq: dict[int, Record] = {}
-            for chunk in _chunks([seq for seq, _ in hits]):
-                marks = ",".join("?" * len(chunk))
+            for chunk in chunks(list(hits)):
                 rows = db.execute(
-                    f"SELECT {_RECORD_COLUMNS} FROM records WHERE seq IN ({marks}) "
-                    f"AND status = 'active' AND {where}",
-                    (*chunk, *params),
+                    f"SELECT {RECORD_COLUMNS} FROM records WHERE seq IN ({marks(len(chunk))}) "
+                    f"AND status = 'active' AND kind IN ({marks(len(kind_values))}) AND {where}",
+                    (*chunk, *kind_values, *params),
                 ).fetchall()
                 for row, record in zip(rows, self._records(db, rows)):
                     by_seq[row[0]] = record
-        return [Candidate(by_seq[seq], sim) for seq, sim in hits if seq in by_seq]
+        ordered = sorted(by_seq, key=lambda s: -hits[s])
+        return [Candidate(by_seq[s], hits[s], keyword.get(s, 0.0)) for s in ordered]
+
+    def _keyword_hits(
+        self, db: sqlite3.Connection, scope: Scope, text: str, limit: int
+    ) -> dict[int, float]:
+        """BM25 finds the candidates; their keyword score is the share of query terms they hold
+        (bounded and comparable across queries, unlike raw BM25)."""
+        match = fts_query(text)
+        if match is None:
+            return {}
+        where, params = scope_clause(scope, "r")
+        rows = db.execute(
+            "SELECT r.seq, r.search FROM records_fts "
+            "JOIN records r ON r.seq = records_fts.rowid "
+            f"WHERE records_fts MATCH ? AND r.status = 'active' AND {where} "
+            "ORDER BY bm25(records_fts) LIMIT ?",
+            (match, *params, limit),
+        ).fetchall()
+        return {seq: keyword_coverage(text, search) for seq, search in rows}
 
     def _catch_up(self, db: sqlite3.Connection) -> VectorIndex | None:
         """Load the vectors written since the last search (by any process)."""
@@ -285,130 +455,394 @@ class SQLiteBackend:
         return index
 
     def recent_records(self, scope: Scope, *, kinds: Collection[Kind], limit: int) -> list[Record]:
-        where, params = _scope_clause(scope)
-        kind_marks = ",".join("?" * len(kinds))
+        where, params = scope_clause(scope)
         with self._reading() as db:
             rows = db.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM records WHERE {where} AND kind IN ({kind_marks}) "
-                "AND status = 'active' ORDER BY seq DESC LIMIT ?",
+                f"SELECT {RECORD_COLUMNS} FROM records WHERE {where} "
+                f"AND kind IN ({marks(len(kinds))}) AND status = 'active' "
+                "ORDER BY seq DESC LIMIT ?",
                 (*params, *(k.value for k in kinds), limit),
             ).fetchall()
             return self._records(db, rows)
 
-    def count(self, scope: Scope | None, kind: Kind) -> int:
-        where, params = ("1", ()) if scope is None else _scope_clause(scope)
-        with self._reading() as db:
-            if kind is Kind.EPISODE:
-                row = db.execute(f"SELECT count(*) FROM episodes WHERE {where}", params).fetchone()
-            else:
-                row = db.execute(
-                    f"SELECT count(*) FROM records WHERE {where} AND kind = ? "
-                    "AND status = 'active'",
-                    (*params, kind.value),
-                ).fetchone()
-        return int(row[0])
+    # -- updates ------------------------------------------------------------------------
 
     def touch(self, record_ids: Collection[str], *, at: datetime) -> None:
         if not record_ids:
             return
         with self._transaction() as db:
-            for chunk in _chunks(list(record_ids)):
-                marks = ",".join("?" * len(chunk))
-                # One UPDATE with relative increments: concurrent recalls never lose a count.
+            for chunk in chunks(list(record_ids)):
+                # relative increments in one statement: concurrent recalls never lose a count
                 db.execute(
                     "UPDATE records SET access_count = access_count + 1, "
-                    f"last_access = max(last_access, ?) WHERE id IN ({marks})",
+                    f"last_access = max(last_access, ?) WHERE id IN ({marks(len(chunk))})",
                     (to_epoch(at), *chunk),
                 )
 
-    def close(self) -> None:
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._index = None
-                self._db.close()
+    def record_feedback(
+        self, *, used: Collection[str], ignored: Collection[str], at: datetime
+    ) -> None:
+        with self._transaction() as db:
+            for chunk in chunks(list(used)):
+                db.execute(
+                    "UPDATE records SET used_count = used_count + 1, "
+                    f"last_access = max(last_access, ?) WHERE id IN ({marks(len(chunk))})",
+                    (to_epoch(at), *chunk),
+                )
+            db.executemany(
+                "INSERT INTO uses (record_id, at) VALUES (?, ?)",
+                [(rid, to_epoch(at)) for rid in used],
+            )
+            for chunk in chunks(list(ignored)):
+                db.execute(
+                    "UPDATE records SET ignored_count = ignored_count + 1 "
+                    f"WHERE id IN ({marks(len(chunk))})",
+                    chunk,
+                )
 
-    # -- row mapping --------------------------------------------------------------
+    def uses_since(self, record_ids: Collection[str], since: datetime) -> dict[str, int]:
+        out: dict[str, int] = {}
+        with self._reading() as db:
+            for chunk in chunks(list(record_ids)):
+                out.update(
+                    db.execute(
+                        f"SELECT record_id, count(*) FROM uses WHERE record_id IN "
+                        f"({marks(len(chunk))}) AND at >= ? GROUP BY record_id",
+                        (*chunk, to_epoch(since)),
+                    )
+                )
+        return out
+
+    def update_records(
+        self,
+        record_ids: Collection[str],
+        *,
+        at: datetime,
+        tier: Tier | None = None,
+        status: Status | None = None,
+        pinned: bool | None = None,
+        valid_to: datetime | None = None,
+        superseded_by: str | None = None,
+        tags: Any = None,
+    ) -> None:
+        sets: list[str] = []
+        values: list[Any] = []
+        if tier is not None:
+            sets += ["tier = ?", "tier_since = ?"]
+            values += [tier.value, to_epoch(at)]
+        if status is not None:
+            sets += ["status = ?", "status_since = ?"]
+            values += [status.value, to_epoch(at)]
+        if pinned is not None:
+            sets.append("pinned = ?")
+            values.append(int(pinned))
+        if valid_to is not None:
+            sets.append("valid_to = ?")
+            values.append(to_epoch(valid_to))
+        if superseded_by is not None:
+            sets.append("superseded_by = ?")
+            values.append(superseded_by)
+        if isinstance(tags, Tags):
+            sets.append("tags = ?")
+            values.append(json.dumps(tags.to_json(), ensure_ascii=False))
+        if not sets or not record_ids:
+            return
+        with self._transaction() as db:
+            for chunk in chunks(list(record_ids)):
+                db.execute(
+                    f"UPDATE records SET {', '.join(sets)} WHERE id IN ({marks(len(chunk))})",
+                    (*values, *chunk),
+                )
+
+    def delete_records(self, record_ids: Collection[str]) -> list[str]:
+        removed: list[str] = []
+        with self._transaction() as db:
+            for chunk in chunks(list(record_ids)):
+                found = db.execute(
+                    f"SELECT seq, id FROM records WHERE id IN ({marks(len(chunk))})", chunk
+                ).fetchall()
+                if not found:
+                    continue
+                ids = [rid for _, rid in found]
+                q = marks(len(ids))
+                db.execute(f"DELETE FROM records WHERE id IN ({q})", ids)
+                db.execute(f"DELETE FROM provenance WHERE record_id IN ({q})", ids)
+                db.execute(f"DELETE FROM links WHERE a IN ({q}) OR b IN ({q})", ids + ids)
+                db.execute(f"DELETE FROM uses WHERE record_id IN ({q})", ids)
+                removed.extend(ids)
+                if self._index is not None:
+                    self._index.discard({seq for seq, _ in found})
+        return removed
+
+    def delete_episodes(self, episode_ids: Collection[str]) -> list[str]:
+        removed: list[str] = []
+        with self._transaction() as db:
+            for chunk in chunks(list(episode_ids)):
+                found = [
+                    r[0]
+                    for r in db.execute(
+                        f"SELECT id FROM episodes WHERE id IN ({marks(len(chunk))})", chunk
+                    )
+                ]
+                db.execute(f"DELETE FROM episodes WHERE id IN ({marks(len(found))})", found)
+                removed.extend(found)
+        return removed
+
+    def derived_from(self, source_ids: Collection[str]) -> list[str]:
+        out: list[str] = []
+        with self._reading() as db:
+            for chunk in chunks(list(source_ids)):
+                out.extend(
+                    r[0]
+                    for r in db.execute(
+                        "SELECT DISTINCT record_id FROM provenance WHERE source_id IN "
+                        f"({marks(len(chunk))})",
+                        chunk,
+                    )
+                )
+        return out
+
+    def delete_scope(self, scope: Scope) -> dict[str, int]:
+        where, params = scope_clause(scope)
+        with self._reading() as db:
+            ids = [r[0] for r in db.execute(f"SELECT id FROM records WHERE {where}", params)]
+        counts = {"records": len(self.delete_records(ids))}
+        with self._transaction() as db:
+            for table in ("episodes", "audit", "recalls", "conflicts", "cards"):
+                counts[table] = db.execute(f"DELETE FROM {table} WHERE {where}", params).rowcount
+        return counts
+
+    # -- links ----------------------------------------------------------------------------
+
+    def reinforce_links(
+        self, pairs: Sequence[tuple[str, str, str]], *, delta: float, at: datetime
+    ) -> None:
+        rows = [
+            (*sorted((a, b)), kind, min(1.0, delta), to_epoch(at), delta)
+            for a, b, kind in pairs
+            if a != b
+        ]
+        if not rows:
+            return
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT INTO links (a, b, kind, weight, updated_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (a, b, kind) DO UPDATE SET "
+                "weight = min(1.0, weight + ?6), updated_at = excluded.updated_at",
+                rows,
+            )
+
+    def links_of(self, record_ids: Collection[str], *, min_weight: float) -> list[Link]:
+        out: list[Link] = []
+        with self._reading() as db:
+            for chunk in chunks(list(record_ids)):
+                q = marks(len(chunk))
+                for a, b, kind, weight, updated in db.execute(
+                    f"SELECT a, b, kind, weight, updated_at FROM links WHERE (a IN ({q}) "
+                    f"OR b IN ({q})) AND weight >= ?",
+                    (*chunk, *chunk, min_weight),
+                ):
+                    link = Link(a, b, kind, weight, maybe_datetime(updated) or datetime.min)
+                    if link not in out:
+                        out.append(link)
+        return out
+
+    def decay_links(self, *, factor: float, at: datetime) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE links SET weight = weight * ?", (factor,))
+
+    def prune_links(self, *, min_weight: float) -> int:
+        with self._transaction() as db:
+            return db.execute("DELETE FROM links WHERE weight < ?", (min_weight,)).rowcount
+
+    # -- bookkeeping ----------------------------------------------------------------------
+
+    def append_audit(self, entries: Sequence[AuditEntry]) -> None:
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT INTO audit (at, scope_user, scope_agent, scope_thread, action, rule, "
+                "record_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (to_epoch(e.at), *e.scope.parts(), e.action, e.rule, e.record_id, e.detail)
+                    for e in entries
+                ],
+            )
+
+    def audit_log(self, scope: Scope | None, *, limit: int) -> list[AuditEntry]:
+        where, params = scope_clause(scope)
+        with self._reading() as db:
+            rows = db.execute(
+                "SELECT at, scope_user, scope_agent, scope_thread, action, rule, record_id, "
+                f"detail FROM audit WHERE {where} ORDER BY seq DESC LIMIT ?",
+                (*params, limit),
+            ).fetchall()
+        return [
+            AuditEntry(
+                maybe_datetime(at) or datetime.min,
+                scope_from_parts(u, a, t),
+                action,
+                rule,
+                rid,
+                detail,
+            )
+            for at, u, a, t, action, rule, rid, detail in rows
+        ]
+
+    def log_recall(self, log: RecallLog) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO recalls (id, scope_user, scope_agent, scope_thread, at, "
+                "item_ids, feedback_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    log.id,
+                    *log.scope.parts(),
+                    to_epoch(log.at),
+                    json.dumps(list(log.item_ids)),
+                    maybe_epoch(log.feedback_at),
+                ),
+            )
+
+    def get_recall(self, recall_id: str) -> RecallLog | None:
+        with self._reading() as db:
+            row = db.execute(
+                "SELECT id, scope_user, scope_agent, scope_thread, at, item_ids, feedback_at "
+                "FROM recalls WHERE id = ?",
+                (recall_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        rid, u, a, t, at, items, feedback = row
+        return RecallLog(
+            rid,
+            scope_from_parts(u, a, t),
+            maybe_datetime(at) or datetime.min,
+            tuple(json.loads(items)),
+            maybe_datetime(feedback),
+        )
+
+    def mark_recall_feedback(self, recall_id: str, *, at: datetime) -> bool:
+        with self._transaction() as db:
+            return (
+                db.execute(
+                    "UPDATE recalls SET feedback_at = ? WHERE id = ? AND feedback_at IS NULL",
+                    (to_epoch(at), recall_id),
+                ).rowcount
+                == 1
+            )
+
+    def add_conflict(self, conflict: Conflict) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO conflicts (id, scope_user, scope_agent, scope_thread, "
+                "entity, reason, record_ids, created_at, resolved_at, resolution) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    conflict.id,
+                    *conflict.scope.parts(),
+                    conflict.entity,
+                    conflict.reason,
+                    json.dumps(list(conflict.record_ids)),
+                    to_epoch(conflict.created_at),
+                    maybe_epoch(conflict.resolved_at),
+                    conflict.resolution,
+                ),
+            )
+
+    def conflicts(self, scope: Scope | None, *, open_only: bool) -> list[Conflict]:
+        where, params = scope_clause(scope)
+        extra = " AND resolved_at IS NULL" if open_only else ""
+        with self._reading() as db:
+            rows = db.execute(
+                "SELECT id, scope_user, scope_agent, scope_thread, entity, reason, record_ids, "
+                f"created_at, resolved_at, resolution FROM conflicts WHERE {where}{extra} "
+                "ORDER BY created_at",
+                params,
+            ).fetchall()
+        return [
+            Conflict(
+                cid,
+                scope_from_parts(u, a, t),
+                entity,
+                reason,
+                tuple(json.loads(ids)),
+                maybe_datetime(created) or datetime.min,
+                maybe_datetime(resolved),
+                resolution,
+            )
+            for cid, u, a, t, entity, reason, ids, created, resolved, resolution in rows
+        ]
+
+    def resolve_conflict(self, conflict_id: str, *, resolution: str, at: datetime) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE conflicts SET resolved_at = ?, resolution = ? WHERE id = ?",
+                (to_epoch(at), resolution, conflict_id),
+            )
+
+    def get_card(self, scope: Scope, kind: str) -> Card | None:
+        with self._reading() as db:
+            row = db.execute(
+                "SELECT text, data, updated_at FROM cards WHERE scope_user = ? AND "
+                "scope_agent = ? AND scope_thread = ? AND kind = ?",
+                (*scope.parts(), kind),
+            ).fetchone()
+        if row is None:
+            return None
+        text, data, updated = row
+        return Card(scope, kind, text, maybe_datetime(updated) or datetime.min, json.loads(data))
+
+    def put_card(self, card: Card) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO cards (scope_user, scope_agent, scope_thread, kind, "
+                "text, data, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    *card.scope.parts(),
+                    card.kind,
+                    card.text,
+                    json.dumps(dict(card.data), ensure_ascii=False),
+                    to_epoch(card.updated_at),
+                ),
+            )
+
+    # -- row mapping --------------------------------------------------------------------
 
     def _records(self, db: sqlite3.Connection, rows: Sequence[Any]) -> list[Record]:
         ids = [row[1] for row in rows]
         sources: dict[str, list[str]] = {}
-        for chunk in _chunks(ids):
-            marks = ",".join("?" * len(chunk))
+        for chunk in chunks(ids):
             for record_id, source_id in db.execute(
-                f"SELECT record_id, source_id FROM provenance WHERE record_id IN ({marks}) "
-                "ORDER BY source_id",
+                "SELECT record_id, source_id FROM provenance WHERE record_id IN "
+                f"({marks(len(chunk))}) ORDER BY source_id",
                 chunk,
             ):
                 sources.setdefault(record_id, []).append(source_id)
-        return [_record(row, tuple(sources.get(row[1], ()))) for row in rows]
+        return [record_from_row(row, tuple(sources.get(row[1], ()))) for row in rows]
 
 
-def _record(row: Any, provenance: tuple[str, ...]) -> Record:
-    (
-        _seq,
-        rid,
-        kind,
-        user,
-        agent,
-        thread,
-        text,
-        tags,
-        tier,
-        created,
-        last,
-        count,
-        valid_from,
-        valid_to,
-        superseded_by,
-    ) = row
-    return Record(
-        id=rid,
-        kind=Kind(kind),
-        scope=_scope(user, agent, thread),
-        text=text,
-        tags=Tags.from_json(json.loads(tags)),
-        provenance=provenance,
-        created_at=from_epoch(created),
-        last_access=from_epoch(last),
-        access_count=count,
-        tier=Tier(tier),
-        valid_from=None if valid_from is None else from_epoch(valid_from),
-        valid_to=None if valid_to is None else from_epoch(valid_to),
-        superseded_by=superseded_by,
-    )
-
-
-def _episode(row: Any) -> Episode:
-    eid, user, agent, thread, role, text, at, meta = row
-    return Episode(
-        id=eid,
-        scope=_scope(user, agent, thread),
-        role=Role(role),
-        text=text,
-        at=from_epoch(at),
-        meta=json.loads(meta),
-    )
-
-
-def _scope(user: str, agent: str, thread: str) -> Scope:
-    return Scope(user=user or None, agent=agent or None, thread=thread or None)
-
-
-def _scope_clause(scope: Scope) -> tuple[str, tuple[str, ...]]:
-    """A WHERE fragment matching every record visible in ``scope`` (values bound, never inlined)."""
-    clauses, params = [], []
-    for column, value in zip(("scope_user", "scope_agent", "scope_thread"), scope.parts()):
-        if value:
-            clauses.append(f"{column} = ?")
-            params.append(value)
+def _record_filter(query: RecordQuery) -> tuple[str, tuple[Any, ...]]:
+    where, scope_params = scope_clause(query.scope)
+    clauses = [where]
+    params: list[Any] = list(scope_params)
+    clauses.append(f"kind IN ({marks(len(query.kinds))})")
+    params += [k.value for k in query.kinds]
+    clauses.append(f"status IN ({marks(len(query.statuses))})")
+    params += [s.value for s in query.statuses]
+    if query.tiers is not None:
+        clauses.append(f"tier IN ({marks(len(query.tiers))})")
+        params += [t.value for t in query.tiers]
+    if query.subject is not None:
+        clauses.append("subject = ?")
+        params.append(query.subject)
+    if query.predicate is not None:
+        clauses.append("predicate = ?")
+        params.append(query.predicate)
+    if query.entity is not None:
+        clauses.append("instr(entities, ?) > 0")
+        params.append(ENTITY_SEPARATOR + query.entity.lower() + ENTITY_SEPARATOR)
+    if query.superseded is not None:
+        clauses.append("superseded_by IS NOT NULL" if query.superseded else "superseded_by IS NULL")
+    if query.created_before is not None:
+        clauses.append("created_at < ?")
+        params.append(to_epoch(query.created_before))
     return " AND ".join(clauses), tuple(params)
-
-
-def _epoch_or_none(when: datetime | None) -> float | None:
-    return None if when is None else to_epoch(when)
-
-
-def _chunks(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

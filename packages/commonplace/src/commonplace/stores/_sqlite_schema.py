@@ -73,5 +73,78 @@ def _v1(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1,)
+_V2 = (
+    # lifecycle bookkeeping on every record
+    "ALTER TABLE records ADD COLUMN used_count INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE records ADD COLUMN ignored_count INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE records ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE records ADD COLUMN status_since REAL",
+    "ALTER TABLE records ADD COLUMN tier_since REAL",
+    "ALTER TABLE records ADD COLUMN data TEXT NOT NULL DEFAULT '{}'",
+    "ALTER TABLE records ADD COLUMN entities TEXT NOT NULL DEFAULT ''",
+    # what keyword search matches: the text plus the writer's normalised tags
+    "ALTER TABLE records ADD COLUMN search TEXT NOT NULL DEFAULT ''",
+    "UPDATE records SET search = text",
+    "CREATE INDEX records_status ON records (kind, status, tier)",
+    "CREATE TABLE uses (record_id TEXT NOT NULL, at REAL NOT NULL)",
+    "CREATE INDEX uses_record ON uses (record_id, at)",
+    """CREATE TABLE links (
+        a TEXT NOT NULL, b TEXT NOT NULL, kind TEXT NOT NULL,
+        weight REAL NOT NULL, updated_at REAL NOT NULL,
+        PRIMARY KEY (a, b, kind)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX links_b ON links (b)",
+    """CREATE TABLE audit (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL,
+        scope_user TEXT NOT NULL, scope_agent TEXT NOT NULL, scope_thread TEXT NOT NULL,
+        action TEXT NOT NULL, rule TEXT NOT NULL, record_id TEXT NOT NULL,
+        detail TEXT NOT NULL
+    )""",
+    """CREATE TABLE recalls (
+        id TEXT PRIMARY KEY, scope_user TEXT NOT NULL, scope_agent TEXT NOT NULL,
+        scope_thread TEXT NOT NULL, at REAL NOT NULL, item_ids TEXT NOT NULL,
+        feedback_at REAL
+    ) WITHOUT ROWID""",
+    """CREATE TABLE conflicts (
+        id TEXT PRIMARY KEY, scope_user TEXT NOT NULL, scope_agent TEXT NOT NULL,
+        scope_thread TEXT NOT NULL, entity TEXT NOT NULL, reason TEXT NOT NULL,
+        record_ids TEXT NOT NULL, created_at REAL NOT NULL, resolved_at REAL,
+        resolution TEXT
+    ) WITHOUT ROWID""",
+    """CREATE TABLE cards (
+        scope_user TEXT NOT NULL, scope_agent TEXT NOT NULL, scope_thread TEXT NOT NULL,
+        kind TEXT NOT NULL, text TEXT NOT NULL, data TEXT NOT NULL, updated_at REAL NOT NULL,
+        PRIMARY KEY (scope_user, scope_agent, scope_thread, kind)
+    ) WITHOUT ROWID""",
+    # keyword search: an external-content FTS5 index kept in step by triggers
+    """CREATE VIRTUAL TABLE records_fts USING fts5(
+        search, content='records', content_rowid='seq', tokenize='porter unicode61'
+    )""",
+    """CREATE TRIGGER records_fts_insert AFTER INSERT ON records BEGIN
+        INSERT INTO records_fts (rowid, search) VALUES (new.seq, new.search);
+    END""",
+    """CREATE TRIGGER records_fts_delete AFTER DELETE ON records BEGIN
+        INSERT INTO records_fts (records_fts, rowid, search)
+        VALUES ('delete', old.seq, old.search);
+    END""",
+    """CREATE TRIGGER records_fts_update AFTER UPDATE OF search ON records BEGIN
+        INSERT INTO records_fts (records_fts, rowid, search)
+        VALUES ('delete', old.seq, old.search);
+        INSERT INTO records_fts (rowid, search) VALUES (new.seq, new.search);
+    END""",
+    "INSERT INTO records_fts (records_fts) VALUES ('rebuild')",
+)
+
+
+def _v2(db: sqlite3.Connection) -> None:
+    for statement in _V2:
+        db.execute(statement)
+    # entities were inside the tags JSON in v1; v2 keeps them searchable in a column
+    db.execute(
+        "UPDATE records SET entities = coalesce((SELECT char(31) || group_concat(lower(value), "
+        "char(31)) || char(31) FROM json_each(records.tags, '$.entities')), '')"
+    )
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2)
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -63,6 +63,16 @@ class VectorIndex:
     def discard(self, seqs: set[int]) -> None:
         self._removed |= seqs
 
+    def similarity(self, seq: int, query: Vectors) -> float | None:
+        """The cosine similarity of one stored vector, or None if it is not held."""
+        if seq in self._removed:
+            return None
+        for block in self._blocks.values():
+            where = np.flatnonzero(block.seqs[: block.size] == seq)
+            if len(where):
+                return float(block.matrix[where[0]] @ query)
+        return None
+
     def search(self, scope: Scope, query: Vectors, *, limit: int) -> list[tuple[int, float]]:
         """``(seq, similarity)`` pairs, best first, at most ``limit``."""
         found_seqs: list[npt.NDArray[np.int64]] = []

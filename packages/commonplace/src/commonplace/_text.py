@@ -1,0 +1,54 @@
+"""Words: the tokenizer, stop words and light stemmer that every lexical part shares.
+
+The hashing embedder, the keyword signal and the feedback inference all see
+text through these functions, so "moved", "moves" and "moving" are one word to
+all of them.
+"""
+
+from __future__ import annotations
+
+import re
+
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+STOPWORDS = frozenset(
+    """a an the and or but if of to in on at by for with from as is am are was were be been
+    being it its this that these those i me my mine we our you your he him his she her they
+    them their do does did so than then there here what which who whom how when where why
+    not no yes just very really can could would should will shall may might must have has
+    had about into over under up down out off again also too s t doing done after before
+    during ever lately days day thing things something anything tell know remember think
+    going go one any some all more most much many well back""".split()
+)
+
+
+def stem(word: str) -> str:
+    """A deliberately light stemmer: 'live', 'lives', 'lived', 'living' -> 'liv'."""
+    if len(word) <= 3:
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ingly", "edly", "ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+def content_terms(text: str) -> set[str]:
+    """The stemmed words of ``text`` that are not stop words."""
+    words = (w.replace("’", "'") for w in WORD.findall(text.lower()))
+    return {stem(w) for w in words if w not in STOPWORDS}
+
+
+def keyword_coverage(query: str, document: str) -> float:
+    """The share of the query's content terms that ``document`` contains, in [0, 1]."""
+    wanted = content_terms(query)
+    if not wanted:
+        return 0.0
+    return len(wanted & content_terms(document)) / len(wanted)

@@ -1,0 +1,271 @@
+"""The recall compiler: from a query to ranked records and a budgeted context.
+
+No model is called here, the embedding of the query aside. The steps:
+profile card, rolling summary, hot records and the last few notes are always
+considered; past ``search_min_notes`` a hybrid (vector + keyword) search finds
+candidates, supersession heads and one hop of strong links join them, the
+four-signal rerank orders them, superseded facts are kept below what
+replaced them, contradictions are flagged, and everything is compiled into
+one token-budgeted block in authority order.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+import numpy as np
+
+from .._config import Config
+from .._records import Kind, Record, Status, Tier
+from .._scope import Scope
+from .._tokens import count_tokens
+from ..embedders import Embedder, Vectors
+from ..embedders._protocol import embed_checked
+from ..stores import Backend, Candidate, RecallLog, RecordQuery
+from ._context import Line, Section, compile_context, neutralise, record_line
+from ._flags import find_disagreements
+from ._recall import Disagreement, Recall, RecallItem
+from ._signals import ScoreSignal, score_candidates
+
+PROFILE_CARD = "profile"
+ROLLING_SUMMARY = "rolling"
+_MAX_CHAIN = 8
+
+
+def card_scope(scope: Scope) -> Scope:
+    """The profile card belongs to the user (and agent), across threads."""
+    if scope.user is None and scope.agent is None:
+        return scope
+    return Scope(user=scope.user, agent=scope.agent)
+
+
+class RecallCompiler:
+    """Builds a :class:`Recall`; one per Memory, stateless between calls."""
+
+    def __init__(
+        self,
+        *,
+        backend: Backend,
+        embedder: Embedder,
+        config: Config,
+        signals: Sequence[ScoreSignal],
+    ) -> None:
+        self._backend = backend
+        self._embedder = embedder
+        self._config = config
+        self._signals = tuple(signals)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        scope: Scope,
+        top_k: int,
+        budget: int,
+        now: datetime,
+        as_of: datetime | None,
+    ) -> Recall:
+        config = self._config
+        valid = (lambda r: r.valid_at(as_of)) if as_of is not None else (lambda r: True)
+        hot = [
+            r
+            for r in self._backend.iter_records(
+                RecordQuery(
+                    scope=scope, kinds=(Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE), tiers=(Tier.HOT,)
+                )
+            )
+            if valid(r)
+        ]
+        recent = [
+            r
+            for r in self._backend.recent_records(
+                scope, kinds=(Kind.NOTE,), limit=config.recent_notes + 10
+            )
+            if valid(r)
+        ]
+        recent = recent[: config.recent_notes]
+        searched = self._backend.count(scope, Kind.NOTE) >= config.search_min_notes
+        items: list[RecallItem] = []
+        if searched:
+            items = self._search(query, scope=scope, top_k=top_k, now=now, as_of=as_of)
+        flags = find_disagreements([i.record for i in items if i.score.gate > 0] + hot)
+        flagged = {rid for d in flags for rid in (d.first, d.second)}
+        items = [_flag_note(i, flags) if i.record.id in flagged else i for i in items]
+        profile = self._backend.get_card(card_scope(scope), PROFILE_CARD)
+        rolling = self._backend.get_card(scope, ROLLING_SUMMARY) if scope.thread else None
+        relevant = [i for i in items if i.score.gate > 0]
+        shown = {i.record.id for i in relevant} | {r.id for r in hot}
+        sections = [
+            Section("Profile", _text_lines(profile.text if profile else "", 6.0)),
+            Section("Conversation so far", _text_lines(rolling.text if rolling else "", 5.0)),
+            Section("Disagreements", [Line(f"! {neutralise(d.reason)}", 4.5) for d in flags]),
+            Section(
+                "Always remembered",
+                [record_line(r, 4.0 - n / 1000, _hot_note(r)) for n, r in enumerate(hot)],
+            ),
+            Section(
+                "Recent notes",
+                [record_line(r, 3.0 - n / 1000) for n, r in enumerate(recent) if r.id not in shown],
+            ),
+            Section(
+                "Relevant notes",
+                [
+                    record_line(i.record, 1.0 + i.score.total, i.note)
+                    for i in _authority_order(relevant)
+                ],
+            ),
+        ]
+        text, included = compile_context(sections, budget_tokens=budget)
+        recall_id = "rc_" + uuid.uuid4().hex[:24]
+        if relevant and config.touch_on_recall and as_of is None:
+            self._backend.touch([i.record.id for i in relevant], at=now)
+        self._backend.log_recall(RecallLog(recall_id, scope, now, tuple(dict.fromkeys(included))))
+        return Recall(
+            id=recall_id,
+            query=query,
+            scope=scope,
+            at=now,
+            items=tuple(items),
+            recent=tuple(recent),
+            text=text,
+            tokens=count_tokens(text) if text else 0,
+            included=tuple(included),
+            hot=tuple(hot),
+            profile=profile.text if profile else "",
+            summary=rolling.text if rolling else "",
+            disagreements=tuple(flags),
+            searched=searched,
+            as_of=as_of,
+        )
+
+    # -- search and rerank --------------------------------------------------------------
+
+    def _search(
+        self, query: str, *, scope: Scope, top_k: int, now: datetime, as_of: datetime | None
+    ) -> list[RecallItem]:
+        config = self._config
+        vector = embed_checked(self._embedder, [query])[0]
+        pool = self._backend.search(scope, vector, text=query, limit=config.pool_size(top_k))
+        if as_of is not None:
+            pool = [c for c in pool if c.record.valid_at(as_of)]
+        else:
+            pool = self._with_heads(pool, vector, scope)
+        notes: dict[str, str] = {}
+        pool = self._with_links(pool, vector, scope, top_k, notes)
+        scores = score_candidates(pool, query=query, now=now, config=config, signals=self._signals)
+        scored = {c.record.id: (c, s) for c, s in zip(pool, scores)}
+        items = [RecallItem(c.record, s, notes.get(c.record.id)) for c, s in scored.values()]
+        if as_of is None:
+            items = _keep_order(items)
+        items.sort(key=lambda i: -i.score.total)
+        return items[:top_k]
+
+    def _with_heads(self, pool: list[Candidate], vector: Vectors, scope: Scope) -> list[Candidate]:
+        """Add what superseded each superseded candidate, so the current fact competes."""
+        have = {c.record.id for c in pool}
+        missing: list[Record] = []
+        for candidate in pool:
+            record = candidate.record
+            for _ in range(_MAX_CHAIN):
+                if record.superseded_by is None or record.superseded_by in have:
+                    break
+                successor = self._backend.get_record(record.superseded_by)
+                if successor is None or not scope.contains(successor.scope):
+                    break
+                missing.append(successor)
+                have.add(successor.id)
+                record = successor
+        return pool + self._as_candidates(missing, vector)
+
+    def _with_links(
+        self,
+        pool: list[Candidate],
+        vector: Vectors,
+        scope: Scope,
+        top_k: int,
+        notes: dict[str, str],
+    ) -> list[Candidate]:
+        """One hop along strong links from the best candidates, bounded by ``link_expand``."""
+        config = self._config
+        if config.link_expand == 0 or not pool:
+            return pool
+        seeds = sorted(pool, key=lambda c: -c.similarity)[:top_k]
+        by_id = {c.record.id: c for c in seeds}
+        links = self._backend.links_of(list(by_id), min_weight=config.link_min_weight)
+        have = {c.record.id for c in pool}
+        reach: dict[str, tuple[str, float]] = {}
+        for link in sorted(links, key=lambda k: -k.weight):
+            for seed, other in ((link.a, link.b), (link.b, link.a)):
+                if seed in by_id and other not in have and other not in reach:
+                    reach[other] = (seed, by_id[seed].similarity * link.weight)
+        chosen = list(reach)[: config.link_expand]
+        records = [
+            r
+            for r in self._backend.get_records(chosen)
+            if r.status is Status.ACTIVE and scope.contains(r.scope)
+        ]
+        extra = self._as_candidates(records, vector)
+        out = list(pool)
+        for candidate in extra:
+            seed, carried = reach[candidate.record.id]
+            notes[candidate.record.id] = f"linked from {seed}"
+            out.append(Candidate(candidate.record, max(candidate.similarity, carried)))
+        return out
+
+    def _as_candidates(self, records: list[Record], vector: Vectors) -> list[Candidate]:
+        if not records:
+            return []
+        sims = self._backend.get_vectors([r.id for r in records]) @ vector
+        return [Candidate(r, float(s)) for r, s in zip(records, np.atleast_1d(sims))]
+
+
+def _keep_order(items: list[RecallItem]) -> list[RecallItem]:
+    """Two rules the score alone cannot break: a superseded record never outranks
+    the record that superseded it, and a summary never outranks a note it was
+    derived from. A record that would is scored just below the one it must follow."""
+    by_id = {i.record.id: i for i in items}
+    for item in sorted(items, key=lambda i: i.record.kind.authority):
+        record = item.record
+        above = [by_id[s] for s in record.provenance if s in by_id and s != record.id]
+        if record.superseded_by in by_id:
+            above.append(by_id[record.superseded_by])
+        ceiling = min((a.score.total for a in above), default=None)
+        note = item.note
+        if record.superseded_by is not None:
+            until = f" until {record.valid_to:%Y-%m-%d}" if record.valid_to else ""
+            note = f"was {record.tags.value or 'true'}{until}"
+        if ceiling is not None and item.score.total >= ceiling:
+            item = replace(item, score=replace(item.score, total=ceiling * 0.999))
+        by_id[record.id] = replace(item, note=note)
+    return list(by_id.values())
+
+
+def _authority_order(items: list[RecallItem]) -> list[RecallItem]:
+    """Evidence first: within the relevant section notes precede summaries and procedures,
+    and a summary never precedes a note it was derived from."""
+    return sorted(items, key=lambda i: (i.record.kind.authority, -i.score.total))
+
+
+def _flag_note(item: RecallItem, flags: Sequence[Disagreement]) -> RecallItem:
+    others = [
+        f.second if f.first == item.record.id else f.first
+        for f in flags
+        if item.record.id in (f.first, f.second)
+    ]
+    note = "disagrees with " + ", ".join(others) + (f"; {item.note}" if item.note else "")
+    return replace(item, note=note)
+
+
+def _hot_note(record: Record) -> str | None:
+    return "pinned" if record.pinned else None
+
+
+def _text_lines(text: str, priority: float) -> list[Line]:
+    return [
+        Line(neutralise(line), priority - n / 1000)
+        for n, line in enumerate(text.splitlines())
+        if line.strip()
+    ]

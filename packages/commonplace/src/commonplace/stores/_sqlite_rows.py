@@ -1,0 +1,172 @@
+"""Mapping between SQLite rows and records, and the SQL fragments built from scopes.
+
+Every value that comes from a user is bound as a parameter; the fragments here
+only ever contain column names and placeholders.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from .._clock import from_epoch, to_epoch
+from .._records import Episode, Kind, Record, Role, Status, Tags, Tier, search_text
+from .._scope import Scope
+
+RECORD_COLUMNS = (
+    "seq, id, kind, scope_user, scope_agent, scope_thread, text, tags, tier, created_at, "
+    "last_access, access_count, valid_from, valid_to, superseded_by, used_count, "
+    "ignored_count, pinned, status, status_since, tier_since, data"
+)
+EPISODE_COLUMNS = "id, scope_user, scope_agent, scope_thread, role, text, at, meta"
+ENTITY_SEPARATOR = "\x1f"
+_FTS_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def record_from_row(row: Any, provenance: tuple[str, ...]) -> Record:
+    (
+        _seq,
+        rid,
+        kind,
+        user,
+        agent,
+        thread,
+        text,
+        tags,
+        tier,
+        created,
+        last,
+        count,
+        valid_from,
+        valid_to,
+        superseded_by,
+        used,
+        ignored,
+        pinned,
+        status,
+        status_since,
+        tier_since,
+        data,
+    ) = row
+    return Record(
+        id=rid,
+        kind=Kind(kind),
+        scope=scope_from_parts(user, agent, thread),
+        text=text,
+        tags=Tags.from_json(json.loads(tags)),
+        provenance=provenance,
+        created_at=from_epoch(created),
+        last_access=from_epoch(last),
+        access_count=count,
+        tier=Tier(tier),
+        valid_from=maybe_datetime(valid_from),
+        valid_to=maybe_datetime(valid_to),
+        superseded_by=superseded_by,
+        used_count=used,
+        ignored_count=ignored,
+        pinned=bool(pinned),
+        status=Status(status),
+        status_since=maybe_datetime(status_since),
+        tier_since=maybe_datetime(tier_since),
+        data=json.loads(data),
+    )
+
+
+def record_values(record: Record) -> tuple[Any, ...]:
+    """Values for ``INSERT INTO records (INSERT_COLUMNS)``, vector excluded."""
+    key = record.tags.key
+    return (
+        record.id,
+        record.kind.value,
+        *record.scope.parts(),
+        record.text,
+        json.dumps(record.tags.to_json(), ensure_ascii=False),
+        record.tier.value,
+        None if key is None else key.subject,
+        None if key is None else key.predicate,
+        to_epoch(record.created_at),
+        to_epoch(record.last_access),
+        record.access_count,
+        maybe_epoch(record.valid_from),
+        maybe_epoch(record.valid_to),
+        record.superseded_by,
+        record.used_count,
+        record.ignored_count,
+        int(record.pinned),
+        record.status.value,
+        maybe_epoch(record.status_since),
+        maybe_epoch(record.tier_since),
+        json.dumps(dict(record.data), ensure_ascii=False),
+        entity_column(record.tags.entities),
+        search_text(record.text, record.tags),
+    )
+
+
+INSERT_COLUMNS = (
+    "id, kind, scope_user, scope_agent, scope_thread, text, tags, tier, subject, predicate, "
+    "created_at, last_access, access_count, valid_from, valid_to, superseded_by, used_count, "
+    "ignored_count, pinned, status, status_since, tier_since, data, entities, search, vector"
+)
+
+
+def entity_column(entities: tuple[str, ...]) -> str:
+    if not entities:
+        return ""
+    return ENTITY_SEPARATOR + ENTITY_SEPARATOR.join(e.lower() for e in entities) + ENTITY_SEPARATOR
+
+
+def episode_from_row(row: Any) -> Episode:
+    eid, user, agent, thread, role, text, at, meta = row
+    return Episode(
+        id=eid,
+        scope=scope_from_parts(user, agent, thread),
+        role=Role(role),
+        text=text,
+        at=from_epoch(at),
+        meta=json.loads(meta),
+    )
+
+
+def scope_from_parts(user: str, agent: str, thread: str) -> Scope:
+    return Scope(user=user or None, agent=agent or None, thread=thread or None)
+
+
+def scope_clause(scope: Scope | None, table: str = "") -> tuple[str, tuple[str, ...]]:
+    """A WHERE fragment matching every row visible in ``scope`` (values bound, never inlined)."""
+    if scope is None:
+        return "1", ()
+    prefix = f"{table}." if table else ""
+    clauses, params = [], []
+    for column, value in zip(("scope_user", "scope_agent", "scope_thread"), scope.parts()):
+        if value:
+            clauses.append(f"{prefix}{column} = ?")
+            params.append(value)
+    return " AND ".join(clauses), tuple(params)
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression that treats every word of ``text`` as a quoted literal."""
+    words = _FTS_TOKEN.findall(text.lower())[:32]
+    if not words:
+        return None
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in dict.fromkeys(words))
+
+
+def maybe_epoch(when: datetime | None) -> float | None:
+    return None if when is None else to_epoch(when)
+
+
+def maybe_datetime(seconds: float | None) -> datetime | None:
+    return None if seconds is None else from_epoch(seconds)
+
+
+def chunks(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def marks(n: int) -> str:
+    return ",".join("?" * n)

@@ -1,0 +1,219 @@
+"""The write pipeline: turns in, episodes, notes, merges and supersessions out.
+
+For each new user turn the note-writer hook proposes a note. Before it is
+stored, the pipeline asks two questions of the user's existing notes:
+is it a near-duplicate (then it strengthens the existing note instead), and
+does it restate a fact with a new value (then it supersedes the old one).
+Everything a turn changes is applied in the backend's one transaction.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+import pluggy
+
+from .._config import Config
+from .._records import Episode, Kind, Modality, Record, Role, Tags, Tier, note_id, search_text
+from .._scope import Scope
+from ..embedders import Embedder, Vectors
+from ..embedders._protocol import embed_checked
+from ..errors import PluginError
+from ..stores import Backend, RecordQuery, TurnWrite
+from ._types import NoteDraft, Skip, Turn, WriteResult
+
+DUPLICATE = "duplicate: this turn is already stored in this scope"
+_LINK_ENTITY = 0.5
+_LINK_SESSION = 0.3
+_SESSION_GAP_SECONDS = 30 * 60
+
+
+def fact_scope(scope: Scope) -> Scope:
+    """Facts about the user hold across threads: supersession looks at user and agent."""
+    if scope.user is None and scope.agent is None:
+        return scope
+    return Scope(user=scope.user, agent=scope.agent)
+
+
+class WritePipeline:
+    """Turns a batch of validated turns into one backend transaction."""
+
+    def __init__(
+        self, *, backend: Backend, embedder: Embedder, config: Config, hooks: pluggy.HookRelay
+    ) -> None:
+        self._backend = backend
+        self._embedder = embedder
+        self._config = config
+        self._hooks = hooks
+
+    def write_many(self, turns: Sequence[Turn], ids: Sequence[str]) -> list[WriteResult]:
+        stored = self._backend.existing_episode_ids(set(ids))
+        drafts: list[Record | None] = []
+        skipped: list[str | None] = []
+        seen: set[str] = set()
+        for turn, eid in zip(turns, ids):
+            note, reason = None, None
+            if eid in stored or eid in seen:
+                reason = DUPLICATE
+            elif turn.role is not Role.USER:
+                reason = f"{turn.role.value} turns never become notes"
+            else:
+                note, reason = self._draft(turn, eid)
+            seen.add(eid)
+            drafts.append(note)
+            skipped.append(reason)
+        vectors = self._embed([n for n in drafts if n is not None])
+        writes, kept_rows = self._plan(turns, ids, drafts, vectors)
+        kept = vectors[kept_rows] if vectors is not None and kept_rows else None
+        fresh = self._backend.write_turns(writes, kept)
+        results = []
+        for eid, write, is_new, reason in zip(ids, writes, fresh, skipped):
+            result_note = write.note
+            if write.merge_into is not None:
+                result_note = self._backend.get_record(write.merge_into)
+                reason = None
+            if not is_new:
+                result_note = self._backend.get_record(note_id(eid))
+                reason = reason or DUPLICATE
+            results.append(WriteResult(eid, is_new, result_note, None if result_note else reason))
+        self._link([w.note for w, new in zip(writes, fresh) if new and w.note is not None])
+        return results
+
+    # -- drafting ------------------------------------------------------------------------
+
+    def _draft(self, turn: Turn, eid: str) -> tuple[Record | None, str | None]:
+        draft = self._hooks.commonplace_write_note(turn=turn)
+        if isinstance(draft, Skip):
+            return None, draft.reason
+        if draft is None:
+            return None, "no note writer produced a note"
+        if not isinstance(draft, NoteDraft) or not isinstance(draft.tags, Tags):
+            raise PluginError(
+                f"commonplace_write_note returned {type(draft).__name__}; "
+                "return a NoteDraft, a Skip or None"
+            )
+        text = " ".join(str(draft.text).split())
+        if not text:
+            return None, "the note writer returned an empty note"
+        importance = draft.tags.importance
+        if (
+            isinstance(importance, bool)
+            or not isinstance(importance, (int, float))
+            or not math.isfinite(importance)
+        ):
+            raise PluginError("a NoteDraft's importance must be a finite number in [0, 1]")
+        tags = replace(draft.tags, importance=min(1.0, max(0.0, float(importance))))
+        if tags.modality is not Modality.STATEMENT and tags.key is not None:
+            tags = replace(tags, key=None, value=None)  # only statements are facts
+        return Record(
+            id=note_id(eid),
+            kind=Kind.NOTE,
+            scope=turn.scope,
+            text=text[: self._config.max_turn_chars],
+            tags=tags,
+            provenance=(eid,),
+            created_at=turn.at,
+            last_access=turn.at,
+            tier=Tier.WARM,
+            valid_from=turn.at if tags.key is not None else None,
+        ), None
+
+    def _embed(self, notes: list[Record]) -> Vectors | None:
+        if not notes:
+            return None
+        return embed_checked(self._embedder, [search_text(n.text, n.tags) for n in notes])
+
+    # -- merge and supersede -------------------------------------------------------------
+
+    def _plan(
+        self,
+        turns: Sequence[Turn],
+        ids: Sequence[str],
+        drafts: list[Record | None],
+        vectors: Vectors | None,
+    ) -> tuple[list[TurnWrite], list[int]]:
+        """One TurnWrite per turn, and the vector rows of the notes that are kept."""
+        writes: list[TurnWrite] = []
+        kept: list[int] = []
+        row = 0
+        for turn, eid, note in zip(turns, ids, drafts):
+            episode = Episode(
+                id=eid, scope=turn.scope, role=turn.role, text=turn.text, at=turn.at, meta=turn.meta
+            )
+            if note is None:
+                writes.append(TurnWrite(episode))
+                continue
+            if turn.role is not Role.USER:  # the firewall, checked once more
+                raise AssertionError("a note may only be derived from a user turn")
+            assert vectors is not None
+            vector = vectors[row]
+            row += 1
+            twin = self._near_duplicate(note, vector)
+            if twin is not None:
+                merged = replace(
+                    twin.tags,
+                    importance=min(1.0, max(twin.tags.importance, note.tags.importance) + 0.05),
+                )
+                writes.append(TurnWrite(episode, merge_into=twin.id, merged_tags=merged))
+                continue
+            writes.append(TurnWrite(episode, note, supersedes=self._superseded_by(note)))
+            kept.append(row - 1)
+        return writes, kept
+
+    def _near_duplicate(self, note: Record, vector: Vectors) -> Record | None:
+        hits = self._backend.search(note.scope, vector, text=None, limit=1, kinds=(Kind.NOTE,))
+        if not hits or hits[0].similarity < self._config.merge_similarity:
+            return None
+        twin = hits[0].record
+        if twin.superseded_by is not None or twin.tags.modality is not note.tags.modality:
+            return None
+        if (twin.tags.key, twin.tags.value) != (note.tags.key, note.tags.value):
+            return None  # same words, different fact: that is supersession, not a merge
+        return twin
+
+    def _superseded_by(self, note: Record) -> tuple[str, ...]:
+        key = note.tags.key
+        if not self._config.supersede or key is None or note.tags.value is None:
+            return ()
+        older = self._backend.iter_records(
+            RecordQuery(
+                scope=fact_scope(note.scope),
+                subject=key.subject,
+                predicate=key.predicate,
+                superseded=False,
+            )
+        )
+        return tuple(
+            r.id
+            for r in older
+            if (r.tags.value or "").lower() != note.tags.value.lower()
+            and r.created_at <= note.created_at
+        )
+
+    # -- links ---------------------------------------------------------------------------
+
+    def _link(self, notes: list[Record]) -> None:
+        """Link each new note to recent notes that name the same entity or share a session."""
+        for note in notes:
+            recent = self._backend.recent_records(
+                fact_scope(note.scope), kinds=(Kind.NOTE,), limit=20
+            )
+            names = {e.lower() for e in note.tags.entities}
+            entity = [
+                (note.id, r.id, "entity")
+                for r in recent
+                if r.id != note.id and names & {e.lower() for e in r.tags.entities}
+            ]
+            session = [
+                (note.id, r.id, "session")
+                for r in recent
+                if r.id != note.id
+                and r.scope == note.scope
+                and 0 <= (note.created_at - r.created_at).total_seconds() <= _SESSION_GAP_SECONDS
+            ]
+            if entity:
+                self._backend.reinforce_links(entity, delta=_LINK_ENTITY, at=note.created_at)
+            if session:
+                self._backend.reinforce_links(session, delta=_LINK_SESSION, at=note.created_at)
