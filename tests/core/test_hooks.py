@@ -7,14 +7,29 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
-from commonplace import Config, Kind, Memory, NoteDraft, Skip, Tags, Turn, hookimpl, hookspecs
+from commonplace import (
+    Config,
+    Kind,
+    ManualClock,
+    Memory,
+    NoteDraft,
+    Record,
+    Scope,
+    Skip,
+    Tags,
+    Turn,
+    hookimpl,
+    hookspecs,
+)
 from commonplace._plugins import make_plugin_manager
 from commonplace.embedders import Vectors
 from commonplace.errors import InvalidURLError, PluginError
-from commonplace.stores import Backend, Candidate, SQLiteBackend
+from commonplace.lifecycle import DecayAction, DecayContext, SummaryDraft, SummarySentence
+from commonplace.stores import Backend, Candidate, RecordQuery, SQLiteBackend
 
 SEARCH_ALWAYS = Config(search_min_notes=0)
 
@@ -195,3 +210,108 @@ class ClashingPlugin:
 def test_commonplace_score_signals_may_not_shadow_builtins(db_url: str) -> None:
     with pytest.raises(PluginError, match="recency"):
         Memory(db_url, plugins=[ClashingPlugin()])
+
+
+# -- commonplace_summarise ----------------------------------------------------------
+
+
+class InventiveSummariser:
+    """An LLM-like summariser: one faithful sentence and one invented one."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    @hookimpl
+    def commonplace_summarise(self, entity: str, notes: Sequence[Record]) -> SummaryDraft:
+        self.calls.append(entity)
+        first = notes[0]
+        return SummaryDraft(
+            (
+                SummarySentence(first.text, (first.id,)),
+                SummarySentence("Joana secretly owns a yacht in Monaco.", (first.id,)),
+            )
+        )
+
+
+def _joana_notes(memory: Memory, clock: ManualClock) -> None:
+    for text in (
+        "My partner Joana is a nurse.",
+        "Joana loves climbing.",
+        "Joana and I adopted a cat.",
+    ):
+        memory.write(text, scope="ana")
+        clock.advance(days=1)
+    clock.advance(days=2)
+
+
+def test_commonplace_summarise_is_used_and_guarded(db_url: str, clock: ManualClock) -> None:
+    plugin = InventiveSummariser()
+    with Memory(db_url, clock=clock, plugins=[plugin]) as memory:
+        _joana_notes(memory, clock)
+        report = memory.consolidate(scope="ana")
+        assert plugin.calls == ["joana"]
+        (summary_id,) = [a.record_id for a in report.actions if a.action == "summarise"]
+        summary = memory.explain(summary_id).record
+        assert "yacht" not in summary.text
+        assert summary.data["rejected"][0][0] == "Joana secretly owns a yacht in Monaco."
+        assert [a.rule for a in report.actions if a.action == "reject_sentence"] == [
+            "hallucination_guard"
+        ]
+
+
+class NotADraft:
+    @hookimpl
+    def commonplace_summarise(self, entity: str, notes: Sequence[Record]) -> str:
+        return "a plain string"
+
+
+def test_commonplace_summarise_junk_is_a_plugin_error(db_url: str, clock: ManualClock) -> None:
+    with Memory(db_url, clock=clock, plugins=[NotADraft()]) as memory:
+        _joana_notes(memory, clock)
+        with pytest.raises(PluginError, match="SummaryDraft"):
+            memory.consolidate(scope="ana")
+
+
+# -- commonplace_decay_rules --------------------------------------------------------
+
+
+class ForgetQuestions:
+    name = "forget_questions"
+
+    def plan(self, context: DecayContext) -> Sequence[DecayAction]:
+        return [
+            DecayAction(r.id, "delete", "questions are not kept", r.scope)
+            for r in context.backend.iter_records(RecordQuery(scope=context.scope))
+            if r.tags.modality.value == "question"
+        ] + [
+            DecayAction(e, "delete", "a rule may not remove evidence", Scope(user="ana"))
+            for e in self.episodes
+        ]
+
+    episodes: ClassVar[list[str]] = []
+
+
+class QuestionRulePlugin:
+    @hookimpl
+    def commonplace_decay_rules(self) -> Sequence[ForgetQuestions]:
+        return [ForgetQuestions()]
+
+
+def test_commonplace_decay_rules_run_with_dry_run_and_audit(
+    db_url: str, clock: ManualClock
+) -> None:
+    with Memory(db_url, clock=clock, plugins=[QuestionRulePlugin()]) as memory:
+        question = memory.write("What is a good pace for a half marathon?", scope="ana")
+        statement = memory.write("I run every morning.", scope="ana")
+        assert question.note is not None and statement.note is not None
+        ForgetQuestions.episodes = [question.episode_id]
+        dry = memory.decay(scope="ana", dry_run=True)
+        assert [a.record_id for a in dry.by_rule("forget_questions")] == [question.note.id]
+        assert memory.count(Kind.NOTE, scope="ana") == 2 and memory.audit(scope="ana") == []
+        real = memory.decay(scope="ana")
+        assert [a.record_id for a in real.by_rule("forget_questions")] == [question.note.id]
+        assert memory.count(Kind.NOTE, scope="ana") == 1
+        assert memory.count(Kind.EPISODE, scope="ana") == 2  # the episode was refused
+        assert [(e.rule, e.record_id) for e in memory.audit(scope="ana")] == [
+            ("forget_questions", question.note.id)
+        ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -13,7 +14,7 @@ from ._clock import Clock, SystemClock, as_utc
 from ._config import Config
 from ._plugins import default_url, make_plugin_manager, url_scheme
 from ._provenance import Provenance, trace
-from ._records import Kind, Role, episode_id
+from ._records import Kind, Record, Role, Tier, episode_id
 from ._scope import Scope, coerce_scope
 from .embedders import Embedder
 from .errors import (
@@ -25,10 +26,13 @@ from .errors import (
     PluginError,
     StoreClosedError,
 )
+from .lifecycle import ForgetReport, LifecycleReport
+from .lifecycle._forget import forget
+from .lifecycle._runner import Lifecycle
 from .read import Recall, ScoreSignal
 from .read._compiler import RecallCompiler
 from .read._feedback import Feedback, infer_used
-from .stores import Backend, EmbedderPin
+from .stores import AuditEntry, Backend, Conflict, EmbedderPin
 from .write import Turn, WriteResult
 from .write._pipeline import WritePipeline
 
@@ -75,6 +79,12 @@ class Memory:
             self.embedder = self._resolve_embedder(embedder)
             self._signals = self._collect_signals()
             self._writer = WritePipeline(
+                backend=self._backend,
+                embedder=self.embedder,
+                config=self.config,
+                hooks=self._pm.hook,
+            )
+            self._lifecycle = Lifecycle(
                 backend=self._backend,
                 embedder=self.embedder,
                 config=self.config,
@@ -244,6 +254,166 @@ class Memory:
             self._backend.reinforce_links(pairs, delta=_CO_USE_DELTA, at=now)
         return Feedback(recall_id, tuple(used_ids), tuple(ignored))
 
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def sleep(
+        self,
+        *,
+        scope: Scope | str | Mapping[str, str],
+        at: datetime | None = None,
+        dry_run: bool = False,
+    ) -> LifecycleReport:
+        """The scheduled job: tiers, consolidation and decay, in that order, in one report."""
+        reports = [
+            self.apply_tiers(scope=scope, at=at, dry_run=dry_run),
+            self.consolidate(scope=scope, at=at, dry_run=dry_run),
+            self.decay(scope=scope, at=at, dry_run=dry_run),
+        ]
+        return LifecycleReport(
+            tuple(a for r in reports for a in r.actions), dry_run, sum(r.seconds for r in reports)
+        )
+
+    def apply_tiers(
+        self,
+        *,
+        scope: Scope | str | Mapping[str, str],
+        at: datetime | None = None,
+        dry_run: bool = False,
+    ) -> LifecycleReport:
+        """Promote records earned by use to hot, enforce the hot budget, demote the unused."""
+        self._check_open()
+        return self._lifecycle.tiers(
+            scope=coerce_scope(scope), now=self._now(at), dry_run=_checked_bool("dry_run", dry_run)
+        )
+
+    def consolidate(
+        self,
+        *,
+        scope: Scope | str | Mapping[str, str],
+        at: datetime | None = None,
+        dry_run: bool = False,
+    ) -> LifecycleReport:
+        """Distil clusters of notes about one entity into summaries with coverage maps,
+        and repeated requests into procedure candidates. Idempotent."""
+        self._check_open()
+        return self._lifecycle.consolidate(
+            scope=coerce_scope(scope), now=self._now(at), dry_run=_checked_bool("dry_run", dry_run)
+        )
+
+    def decay(
+        self,
+        *,
+        scope: Scope | str | Mapping[str, str] | None = None,
+        at: datetime | None = None,
+        dry_run: bool = False,
+    ) -> LifecycleReport:
+        """Run every decay rule (built-in and contributed); never touches episodes."""
+        self._check_open()
+        return self._lifecycle.decay(
+            scope=None if scope is None else coerce_scope(scope),
+            now=self._now(at),
+            dry_run=_checked_bool("dry_run", dry_run),
+        )
+
+    def forget_smart(
+        self,
+        *,
+        scope: Scope | str | Mapping[str, str],
+        days: float | None = None,
+        max_frequency: int | None = None,
+        max_importance: float | None = None,
+        at: datetime | None = None,
+        dry_run: bool = False,
+    ) -> LifecycleReport:
+        """Forget unconfirmed notes older than ``days``, retrieved at most ``max_frequency``
+        times, with importance at most ``max_importance`` (defaults from Config.decay)."""
+        self._check_open()
+        rules = self.config.decay
+        return self._lifecycle.forget_smart(
+            scope=coerce_scope(scope),
+            now=self._now(at),
+            days=_checked_float("days", rules.forget_after_days if days is None else days),
+            max_frequency=_checked_int(
+                "max_frequency",
+                rules.forget_max_frequency if max_frequency is None else max_frequency,
+                low=0,
+                high=2**31,
+            ),
+            max_importance=_checked_float(
+                "max_importance",
+                rules.forget_max_importance if max_importance is None else max_importance,
+            ),
+            dry_run=_checked_bool("dry_run", dry_run),
+        )
+
+    def forget(
+        self,
+        record_id: str,
+        *,
+        scope: Scope | str | Mapping[str, str],
+        include_evidence: bool = True,
+    ) -> ForgetReport:
+        """Remove a record (or episode) and everything derived from it, for good.
+
+        With ``include_evidence`` (the default) the episodes a note was written
+        from go too. The report lists every id removed.
+        """
+        self._check_open()
+        if not isinstance(record_id, str):
+            raise InvalidTypeError(f"record_id must be a str, not {type(record_id).__name__}")
+        return forget(
+            self._backend,
+            record_id,
+            scope=coerce_scope(scope),
+            include_evidence=_checked_bool("include_evidence", include_evidence),
+        )
+
+    def forget_scope(self, scope: Scope | str | Mapping[str, str]) -> dict[str, int]:
+        """Remove every episode, record, link, card and log entry visible in ``scope``."""
+        self._check_open()
+        return self._backend.delete_scope(coerce_scope(scope))
+
+    def pin(
+        self,
+        record_id: str,
+        *,
+        scope: Scope | str | Mapping[str, str],
+        pinned: bool = True,
+        at: datetime | None = None,
+    ) -> Record:
+        """Pin a record (always injected, never demoted or decayed) or unpin it."""
+        self._check_open()
+        record = self._backend.get_record(record_id) if isinstance(record_id, str) else None
+        if record is None or not coerce_scope(scope).contains(record.scope):
+            raise NotFoundError(f"no active record with id {record_id!r} in this scope")
+        pinned = _checked_bool("pinned", pinned)
+        self._backend.update_records(
+            [record.id], at=self._now(at), pinned=pinned, tier=Tier.HOT if pinned else Tier.WARM
+        )
+        found = self._backend.get_record(record.id)
+        assert found is not None
+        return found
+
+    def conflicts(
+        self, *, scope: Scope | str | Mapping[str, str] | None = None, open_only: bool = True
+    ) -> list[Conflict]:
+        """Entity-resolution conflicts (two people with one name, say), oldest first."""
+        self._check_open()
+        return self._backend.conflicts(
+            None if scope is None else coerce_scope(scope),
+            open_only=_checked_bool("open_only", open_only),
+        )
+
+    def audit(
+        self, *, scope: Scope | str | Mapping[str, str] | None = None, limit: int = 100
+    ) -> list[AuditEntry]:
+        """The newest lifecycle actions, most recent first."""
+        self._check_open()
+        return self._backend.audit_log(
+            None if scope is None else coerce_scope(scope),
+            limit=_checked_int("limit", limit, low=1, high=100_000),
+        )
+
     def explain(
         self, record_id: str, *, scope: Scope | str | Mapping[str, str] | None = None
     ) -> Provenance:
@@ -384,3 +554,20 @@ def _checked_int(name: str, value: object, *, low: int, high: int) -> int:
     if not low <= value <= high:
         raise InvalidInputError(f"{name}={value} is out of range [{low}, {high}]")
     return value
+
+
+def _checked_bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidTypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return value
+
+
+def _checked_float(name: str, value: object) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise InvalidInputError(f"{name} must be a non-negative number, not {value!r}")
+    return float(value)

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from ._records import Record
     from .embedders import Embedder
+    from .lifecycle import DecayRule, SummaryDraft
     from .read import ScoreSignal
     from .stores import Backend
     from .write import NoteDraft, Skip, Turn
@@ -64,5 +66,27 @@ def commonplace_score_signals() -> Sequence[ScoreSignal]:
     Called once when a Memory is built; return the signals (possibly none) this
     plugin adds. Each is weighted by its own ``weight`` and, like recency and
     frequency, only lifts candidates that are relevant to the query.
+    """
+    return ()
+
+
+@hookspec(firstresult=True)
+def commonplace_summarise(entity: str, notes: Sequence[Record]) -> SummaryDraft | None:
+    """Summarise a cluster of notes about ``entity`` during consolidation.
+
+    Return a :class:`~commonplace.lifecycle.SummaryDraft` whose sentences each
+    cite the ids of the notes that support them, or ``None`` to leave it to the
+    built-in extractive summariser. Every sentence is checked against the notes
+    it cites; unsupported sentences are rejected and recorded, never stored.
+    """
+
+
+@hookspec
+def commonplace_decay_rules() -> Sequence[DecayRule]:
+    """Contribute forgetting rules, run by ``Memory.decay`` after the built-in ones.
+
+    Each rule has a ``name`` and ``plan(context) -> [DecayAction]``. Whatever a
+    rule asks, decay never removes an episode or a confirmed note, and in a dry
+    run nothing changes.
     """
     return ()

@@ -166,6 +166,10 @@ class Backend(Protocol):
         """Insert derived records (summaries, procedures) atomically; ids must be new."""
         ...
 
+    def replace_records(self, records: Sequence[Record], vectors: Vectors) -> None:
+        """Insert records, replacing any with the same id (and its provenance), atomically."""
+        ...
+
     def get_episode(self, episode_id: str) -> Episode | None: ...
 
     def get_episodes(

@@ -280,6 +280,19 @@ class SQLiteBackend:
             for record, vector in zip(records, vectors):
                 self._insert_record(db, record, vector)
 
+    def replace_records(self, records: Sequence[Record], vectors: Vectors) -> None:
+        if len(records) != len(vectors):
+            raise InvalidInputError("replace_records needs exactly one vector per record")
+        with self._transaction() as db:
+            for record, vector in zip(records, vectors):
+                old = db.execute("SELECT seq FROM records WHERE id = ?", (record.id,)).fetchone()
+                if old is not None:
+                    db.execute("DELETE FROM records WHERE id = ?", (record.id,))
+                    db.execute("DELETE FROM provenance WHERE record_id = ?", (record.id,))
+                    if self._index is not None:
+                        self._index.discard({old[0]})
+                self._insert_record(db, record, vector)
+
     def _insert_record(self, db: sqlite3.Connection, record: Record, vector: Vectors) -> None:
         db.execute(
             f"INSERT INTO records ({INSERT_COLUMNS}) VALUES ({marks(26)})",

@@ -304,3 +304,12 @@ MONTHS_AND_DAYS = frozenset(
     """january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday""".split()
 )
+
+# Words that open a sentence without naming anything.
+SENTENCE_STARTERS = frozenset(
+    """today yesterday tomorrow tonight last next this that these those there here update
+    lately recently honestly basically apparently finally anyway maybe perhaps sometimes
+    everyone everything nobody nothing someone something after before since when while
+    because although though once still even only never always usually got had went started
+    just really also please thanks sorry guess""".split()
+)

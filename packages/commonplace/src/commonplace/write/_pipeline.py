@@ -9,7 +9,9 @@ Everything a turn changes is applied in the backend's one transaction.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -21,13 +23,25 @@ from .._scope import Scope
 from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
 from ..errors import PluginError
-from ..stores import Backend, RecordQuery, TurnWrite
+from ..stores import Backend, Conflict, RecordQuery, TurnWrite
 from ._types import NoteDraft, Skip, Turn, WriteResult
 
 DUPLICATE = "duplicate: this turn is already stored in this scope"
 _LINK_ENTITY = 0.5
 _LINK_SESSION = 0.3
 _SESSION_GAP_SECONDS = 30 * 60
+
+
+_RELATION = re.compile(
+    r"\b(?:my|the user's|our)\s+(wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|mom|mum|"
+    r"mother|dad|father|sister|brother|son|daughter|friend|boss|cousin|aunt|uncle|coworker|"
+    r"colleague|roommate|neighbou?r|manager|therapist|doctor|dog|cat)\s+([A-Z][\w'-]+)"
+)
+
+
+def relations(text: str) -> list[tuple[str, str]]:
+    """(relation, name) pairs such as ("sister", "Mia") in a note's text."""
+    return [(m.group(1).lower(), m.group(2)) for m in _RELATION.finditer(text)]
 
 
 def fact_scope(scope: Scope) -> Scope:
@@ -78,7 +92,9 @@ class WritePipeline:
                 result_note = self._backend.get_record(note_id(eid))
                 reason = reason or DUPLICATE
             results.append(WriteResult(eid, is_new, result_note, None if result_note else reason))
-        self._link([w.note for w, new in zip(writes, fresh) if new and w.note is not None])
+        new_notes = [w.note for w, new in zip(writes, fresh) if new and w.note is not None]
+        self._link(new_notes)
+        self._queue_conflicts(new_notes)
         return results
 
     # -- drafting ------------------------------------------------------------------------
@@ -191,6 +207,32 @@ class WritePipeline:
             if (r.tags.value or "").lower() != note.tags.value.lower()
             and r.created_at <= note.created_at
         )
+
+    # -- entity conflicts -----------------------------------------------------------------
+
+    def _queue_conflicts(self, notes: list[Record]) -> None:
+        """Two people with one name ("my sister Mia", "my coworker Mia") are never merged:
+        the pair goes to the conflict queue until someone (or decay) decides."""
+        for note in notes:
+            for relation, name in relations(note.text):
+                for other in self._backend.iter_records(
+                    RecordQuery(scope=fact_scope(note.scope), entity=name)
+                ):
+                    theirs = {r for r, n in relations(other.text) if n.lower() == name.lower()}
+                    if other.id == note.id or not theirs or relation in theirs:
+                        continue
+                    ids = tuple(sorted((note.id, other.id)))
+                    self._backend.add_conflict(
+                        Conflict(
+                            id="cf_" + hashlib.sha256("\x00".join(ids).encode()).hexdigest()[:24],
+                            scope=fact_scope(note.scope),
+                            entity=name.lower(),
+                            reason=f"{name} is named as {relation} and as "
+                            + ", ".join(sorted(theirs)),
+                            record_ids=ids,
+                            created_at=note.created_at,
+                        )
+                    )
 
     # -- links ---------------------------------------------------------------------------
 

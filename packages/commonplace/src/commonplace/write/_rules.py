@@ -13,6 +13,7 @@ import re
 import unicodedata
 
 from .._records import FactKey, Modality, Tags
+from .._text import STOPWORDS
 from . import _lexicon as lex
 from ._types import NoteDraft, Skip, Turn
 
@@ -40,7 +41,7 @@ _FACT_PATTERNS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
             "city",
         ),
         (
-            r"\bi (?:just )?(?:moved|relocated) to (?P<v>[A-Z][\w'’ -]{1,40}?)\s*(?:[.,!;]|$| last| this| in| with| for)",
+            r"\b(?:i|we) (?:just )?(?:moved|relocated) to (?P<v>[A-Z][\w'’ -]{1,40}?)\s*(?:[.,!;]|$| last| this| in| with| for)",
             "user",
             "city",
         ),
@@ -283,8 +284,12 @@ def _entities(sentence: str) -> tuple[str, ...]:
     for match in _CAPITALISED.finditer(sentence):
         name = match.group(1).strip()
         words = name.split()
-        if match.start() == sentence.find(stripped) and words[0] == first_word:
-            words = words[1:]  # the sentence's first word is capitalised anyway
+        if (
+            match.start() == sentence.find(stripped)
+            and words[0] == first_word
+            and _ordinary_word(first_word)
+        ):
+            words = words[1:]  # an ordinary first word is capitalised only by position
         words = [w for w in words if w not in ("I", "I'm", "I've", "I'll", "I'd")]
         if not words or (words[0].lower() in lex.MONTHS_AND_DAYS and len(words) == 1):
             continue
@@ -296,6 +301,16 @@ def _entities(sentence: str) -> tuple[str, ...]:
         if re.search(rf"\bmy {re.escape(kin)}\b", lowered) and kin not in found:
             found.append(kin)
     return tuple(found[:8])
+
+
+def _ordinary_word(word: str) -> bool:
+    lowered = word.lower()
+    return (
+        lowered in STOPWORDS
+        or lowered in lex.SENTENCE_STARTERS
+        or lowered in lex.NOISE
+        or lowered in lex.DISCOURSE_OPENERS
+    )
 
 
 def _emotion(lowered: str) -> str | None:

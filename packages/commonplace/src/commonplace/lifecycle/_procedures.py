@@ -1,0 +1,112 @@
+"""Procedure candidates: the same kind of request, made again and again.
+
+A user turn that asks for something ("can you draft my weekly report",
+"remind me how to rotate the API keys") is reduced to a signature of its
+content words. Requests sharing a signature across different episodes become
+a procedure candidate; each further match confirms it, and after
+``procedure_confirmations`` confirmations it is promoted (tier warm, found by
+recall). Unpromoted candidates that stop matching are forgotten by decay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import defaultdict
+from datetime import datetime
+
+from .._config import ConsolidationRules
+from .._records import Kind, Modality, Record, Tags, Tier
+from .._scope import Scope
+from .._text import content_terms
+from ..embedders import Embedder
+from ..embedders._protocol import embed_checked
+from ..stores import AuditEntry, Backend, RecordQuery
+
+_REQUEST = re.compile(
+    r"\b(?:can you|could you|would you|please|help me|how do i|how can i|remind me|"
+    r"show me|write me|draft|make me|give me)\b",
+    re.IGNORECASE,
+)
+_SIGNATURE_TERMS = 4
+
+
+def request_signature(note: Record) -> str | None:
+    """A stable signature for a request note, or None if the note asks for nothing."""
+    if note.tags.modality not in (Modality.QUESTION, Modality.STATEMENT):
+        return None
+    if not _REQUEST.search(note.text):
+        return None
+    terms = sorted(content_terms(_REQUEST.sub(" ", note.text)) - {"asks", "user"})
+    return " ".join(terms[:_SIGNATURE_TERMS]) if len(terms) >= 2 else None
+
+
+def update_procedures(
+    backend: Backend,
+    *,
+    embedder: Embedder,
+    rules: ConsolidationRules,
+    scope: Scope,
+    now: datetime,
+    dry_run: bool,
+) -> list[AuditEntry]:
+    groups: dict[str, list[Record]] = defaultdict(list)
+    for note in backend.iter_records(RecordQuery(scope=scope)):
+        signature = request_signature(note)
+        if signature:
+            groups[signature].append(note)
+    existing = {
+        r.data.get("signature"): r
+        for r in backend.iter_records(RecordQuery(scope=scope, kinds=(Kind.PROCEDURE,)))
+    }
+    actions: list[AuditEntry] = []
+    changed: list[Record] = []
+    for signature, notes in sorted(groups.items()):
+        episodes = {e for n in notes for e in n.provenance}
+        if len(episodes) < 2:
+            continue
+        old = existing.get(signature)
+        if old is not None and set(old.provenance) == {n.id for n in notes}:
+            continue  # nothing new matched
+        confirmations = len(notes)
+        promoted = confirmations >= rules.procedure_confirmations
+        record_scope = notes[0].scope if len({n.scope for n in notes}) == 1 else scope
+        record = Record(
+            id="pr_"
+            + hashlib.sha256("\x00".join((*record_scope.parts(), signature)).encode()).hexdigest()[
+                :24
+            ],
+            kind=Kind.PROCEDURE,
+            scope=record_scope,
+            text=f"The user repeatedly asks for: {notes[-1].text}",
+            tags=Tags(importance=min(1.0, 0.3 + 0.1 * confirmations)),
+            provenance=tuple(sorted(n.id for n in notes)),
+            created_at=old.created_at if old else now,
+            last_access=now,
+            tier=Tier.WARM if promoted else Tier.COLD,
+            data={
+                "signature": signature,
+                "confirmations": confirmations,
+                "promoted": promoted,
+                "last_matched": max(n.created_at for n in notes).isoformat(),
+            },
+        )
+        action = (
+            "promote_procedure"
+            if promoted and not (old and old.data.get("promoted"))
+            else ("confirm_procedure" if old else "new_procedure")
+        )
+        actions.append(
+            AuditEntry(
+                now,
+                record_scope,
+                action,
+                "procedures",
+                record.id,
+                f"{confirmations} matching requests: {signature}",
+            )
+        )
+        changed.append(record)
+    if changed and not dry_run:
+        backend.replace_records(changed, embed_checked(embedder, [r.text for r in changed]))
+    return actions
