@@ -7,10 +7,10 @@ errors in :mod:`commonplace.errors`, the backend protocol in
 """
 
 from ._clock import Clock, ManualClock, SystemClock
-from ._config import Config, Weights
+from ._config import Config, ConsolidationRules, DecayRules, ProfileRules, TierRules, Weights
 from ._memory import Memory
 from ._provenance import Provenance
-from ._records import Episode, FactKey, Kind, Modality, Record, Role, Tags, Tier
+from ._records import Episode, FactKey, Kind, Modality, Record, Role, Status, Tags, Tier
 from ._scope import Scope
 from ._tokens import count_tokens
 from .embedders import Embedder, HashingEmbedder
@@ -23,6 +23,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Clock",
     "Config",
+    "ConsolidationRules",
+    "DecayRules",
     "Embedder",
     "Episode",
     "FactKey",
@@ -32,6 +34,7 @@ __all__ = [
     "Memory",
     "Modality",
     "NoteDraft",
+    "ProfileRules",
     "Provenance",
     "Recall",
     "RecallItem",
@@ -42,9 +45,11 @@ __all__ = [
     "Score",
     "ScoreSignal",
     "Skip",
+    "Status",
     "SystemClock",
     "Tags",
     "Tier",
+    "TierRules",
     "Turn",
     "Weights",
     "WriteResult",

@@ -422,7 +422,9 @@ class Memory:
         if not isinstance(record_id, str):
             raise InvalidTypeError(f"record_id must be a str, not {type(record_id).__name__}")
         chain = trace(
-            record_id, get_record=self._backend.get_record, get_episode=self._backend.get_episode
+            record_id,
+            get_record=lambda rid: self._backend.get_record(rid, any_status=True),
+            get_episode=self._backend.get_episode,
         )
         if scope is not None and not coerce_scope(scope).contains(chain.record.scope):
             raise NotFoundError(f"no record with id {record_id!r} in scope {coerce_scope(scope)}")

@@ -42,7 +42,7 @@ def stem(word: str) -> str:
 
 def content_terms(text: str) -> set[str]:
     """The stemmed words of ``text`` that are not stop words."""
-    words = (w.replace("’", "'") for w in WORD.findall(text.lower()))
+    words = (w.replace("’", "'").removesuffix("'s") for w in WORD.findall(text.lower()))
     return {stem(w) for w in words if w not in STOPWORDS}
 
 

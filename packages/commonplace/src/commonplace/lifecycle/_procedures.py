@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import defaultdict
 from datetime import datetime
 
 from .._config import ConsolidationRules
@@ -28,17 +27,34 @@ _REQUEST = re.compile(
     r"show me|write me|draft|make me|give me)\b",
     re.IGNORECASE,
 )
-_SIGNATURE_TERMS = 4
+_SAME_REQUEST = 0.5
+_BOILERPLATE = frozenset({"user", "ask", "again"})  # stemmed, as content_terms gives them
 
 
-def request_signature(note: Record) -> str | None:
-    """A stable signature for a request note, or None if the note asks for nothing."""
+def request_terms(note: Record) -> frozenset[str] | None:
+    """The content words of a request note, or None if the note asks for nothing."""
     if note.tags.modality not in (Modality.QUESTION, Modality.STATEMENT):
         return None
     if not _REQUEST.search(note.text):
         return None
-    terms = sorted(content_terms(_REQUEST.sub(" ", note.text)) - {"asks", "user"})
-    return " ".join(terms[:_SIGNATURE_TERMS]) if len(terms) >= 2 else None
+    terms = frozenset(content_terms(_REQUEST.sub(" ", note.text)) - _BOILERPLATE)
+    return terms if len(terms) >= 2 else None
+
+
+def group_requests(notes: list[Record]) -> list[list[Record]]:
+    """Requests whose words overlap enough (Jaccard) are the same kind of request."""
+    groups: list[tuple[frozenset[str], list[Record]]] = []
+    for note in notes:
+        terms = request_terms(note)
+        if terms is None:
+            continue
+        for seed, members in groups:
+            if len(seed & terms) / len(seed | terms) >= _SAME_REQUEST:
+                members.append(note)
+                break
+        else:
+            groups.append((terms, [note]))
+    return [members for _, members in groups]
 
 
 def update_procedures(
@@ -50,25 +66,23 @@ def update_procedures(
     now: datetime,
     dry_run: bool,
 ) -> list[AuditEntry]:
-    groups: dict[str, list[Record]] = defaultdict(list)
-    for note in backend.iter_records(RecordQuery(scope=scope)):
-        signature = request_signature(note)
-        if signature:
-            groups[signature].append(note)
+    groups = group_requests(list(backend.iter_records(RecordQuery(scope=scope))))
     existing = {
         r.data.get("signature"): r
         for r in backend.iter_records(RecordQuery(scope=scope, kinds=(Kind.PROCEDURE,)))
     }
     actions: list[AuditEntry] = []
     changed: list[Record] = []
-    for signature, notes in sorted(groups.items()):
-        episodes = {e for n in notes for e in n.provenance}
+    for notes in groups:
+        signature = notes[0].id  # the first request names the group, stably
+        # a repeated request may have been merged into one note: count the turns
+        episodes = sorted({e for n in notes for e in n.provenance})
         if len(episodes) < 2:
             continue
         old = existing.get(signature)
-        if old is not None and set(old.provenance) == {n.id for n in notes}:
+        if old is not None and old.data.get("episodes") == episodes:
             continue  # nothing new matched
-        confirmations = len(notes)
+        confirmations = len(episodes)
         promoted = confirmations >= rules.procedure_confirmations
         record_scope = notes[0].scope if len({n.scope for n in notes}) == 1 else scope
         record = Record(
@@ -87,6 +101,7 @@ def update_procedures(
             data={
                 "signature": signature,
                 "confirmations": confirmations,
+                "episodes": episodes,
                 "promoted": promoted,
                 "last_matched": max(n.created_at for n in notes).isoformat(),
             },

@@ -33,8 +33,8 @@ _SESSION_GAP_SECONDS = 30 * 60
 
 
 _RELATION = re.compile(
-    r"\b(?:my|the user's|our)\s+(wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|mom|mum|"
-    r"mother|dad|father|sister|brother|son|daughter|friend|boss|cousin|aunt|uncle|coworker|"
+    r"\b(?:[Mm]y|[Tt]he user's|[Oo]ur)\s+(wife|husband|partner|girlfriend|boyfriend|"
+    r"fianc[ée]e?|mom|mum|mother|dad|father|sister|brother|son|daughter|friend|boss|cousin|aunt|uncle|coworker|"
     r"colleague|roommate|neighbou?r|manager|therapist|doctor|dog|cat)\s+([A-Z][\w'-]+)"
 )
 
