@@ -91,7 +91,8 @@ class RecallCompiler:
         items: list[RecallItem] = []
         if searched:
             items = self._search(query, scope=scope, top_k=top_k, now=now, as_of=as_of)
-        flags = find_disagreements([i.record for i in items if i.score.gate > 0] + hot)
+        considered = {r.id: r for r in [i.record for i in items if i.score.gate > 0] + hot}
+        flags = find_disagreements(list(considered.values()))
         flagged = {rid for d in flags for rid in (d.first, d.second)}
         items = [_flag_note(i, flags) if i.record.id in flagged else i for i in items]
         profile = self._backend.get_card(card_scope(scope), PROFILE_CARD)
@@ -188,31 +189,35 @@ class RecallCompiler:
         top_k: int,
         notes: dict[str, str],
     ) -> list[Candidate]:
-        """One hop along strong links from the best candidates, bounded by ``link_expand``."""
+        """One hop along strong links from the best candidates: a linked record carries
+        over part of its neighbour's relevance (similarity times link weight), and at most
+        ``link_expand`` records are reached this way."""
         config = self._config
         if config.link_expand == 0 or not pool:
             return pool
-        seeds = sorted(pool, key=lambda c: -c.similarity)[:top_k]
-        by_id = {c.record.id: c for c in seeds}
-        links = self._backend.links_of(list(by_id), min_weight=config.link_min_weight)
-        have = {c.record.id for c in pool}
+        seeds = {c.record.id: c for c in sorted(pool, key=lambda c: -c.similarity)[:top_k]}
+        links = self._backend.links_of(list(seeds), min_weight=config.link_min_weight)
         reach: dict[str, tuple[str, float]] = {}
         for link in sorted(links, key=lambda k: -k.weight):
             for seed, other in ((link.a, link.b), (link.b, link.a)):
-                if seed in by_id and other not in have and other not in reach:
-                    reach[other] = (seed, by_id[seed].similarity * link.weight)
-        chosen = list(reach)[: config.link_expand]
-        records = [
+                if seed in seeds and other not in seeds and other not in reach:
+                    reach[other] = (seed, seeds[seed].similarity * link.weight)
+        chosen = dict(list(reach.items())[: config.link_expand])
+        in_pool = {c.record.id: c for c in pool}
+        outside = [
             r
-            for r in self._backend.get_records(chosen)
+            for r in self._backend.get_records([r for r in chosen if r not in in_pool])
             if r.status is Status.ACTIVE and scope.contains(r.scope)
         ]
-        extra = self._as_candidates(records, vector)
-        out = list(pool)
-        for candidate in extra:
-            seed, carried = reach[candidate.record.id]
-            notes[candidate.record.id] = f"linked from {seed}"
-            out.append(Candidate(candidate.record, max(candidate.similarity, carried)))
+        reached = {c.record.id: c for c in self._as_candidates(outside, vector)}
+        reached.update({rid: in_pool[rid] for rid in chosen if rid in in_pool})
+        out = [c for c in pool if c.record.id not in reached]
+        for rid, candidate in reached.items():
+            seed, carried = chosen[rid]
+            if carried > candidate.similarity:
+                notes[rid] = f"linked from {seed}"
+                candidate = Candidate(candidate.record, carried, candidate.keyword)
+            out.append(candidate)
         return out
 
     def _as_candidates(self, records: list[Record], vector: Vectors) -> list[Candidate]:

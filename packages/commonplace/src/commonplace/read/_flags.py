@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from .._records import Modality, Record
+from .._text import content_terms
 from ._recall import Disagreement
 
 _NEGATION = re.compile(
@@ -20,7 +21,6 @@ _NEGATION = re.compile(
     r"cannot|no)\b\s*",
     re.IGNORECASE,
 )
-_WORD = re.compile(r"[^\W_]+")
 
 
 def find_disagreements(records: Sequence[Record]) -> list[Disagreement]:
@@ -46,12 +46,16 @@ def _disagree(a: Record, b: Record) -> str | None:
                 f"{b.tags.value!r} in the other"
             )
         return None
-    neg_a, neg_b = bool(_NEGATION.search(a.text)), bool(_NEGATION.search(b.text))
+    neg_a, neg_b = negated(a.text), negated(b.text)
     if neg_a != neg_b and _content(a.text) == _content(b.text) and _content(a.text):
         return "one negates the other"
     return None
 
 
-def _content(text: str) -> tuple[str, ...]:
-    stripped = _NEGATION.sub("", text.lower())
-    return tuple(w for w in _WORD.findall(stripped) if w not in ("the", "user", "s", "a", "an"))
+def _content(text: str) -> frozenset[str]:
+    return frozenset(content_terms(_NEGATION.sub("", text.lower())) - {"user"})
+
+
+def negated(text: str) -> bool:
+    """Whether ``text`` says something with a negation."""
+    return bool(_NEGATION.search(text))

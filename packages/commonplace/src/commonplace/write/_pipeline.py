@@ -23,6 +23,7 @@ from .._scope import Scope
 from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
 from ..errors import PluginError
+from ..read._flags import negated
 from ..stores import Backend, Conflict, RecordQuery, TurnWrite
 from ._types import NoteDraft, Skip, Turn, WriteResult
 
@@ -187,6 +188,8 @@ class WritePipeline:
             return None
         if (twin.tags.key, twin.tags.value) != (note.tags.key, note.tags.value):
             return None  # same words, different fact: that is supersession, not a merge
+        if negated(twin.text) != negated(note.text):
+            return None  # "eats meat" and "doesn't eat meat" are not duplicates
         return twin
 
     def _superseded_by(self, note: Record) -> tuple[str, ...]:
