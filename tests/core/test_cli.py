@@ -82,3 +82,34 @@ def test_the_installed_command_runs() -> None:
         [sys.executable, "-m", "commonplace", "--help"], capture_output=True, text=True
     )
     assert out.returncode == 0 and "demo" in out.stdout and "explain" in out.stdout
+
+
+def test_consolidate_runs_the_lifecycle_with_a_dry_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    for text in ("Joana loves climbing.", "Joana is a nurse.", "Joana adopted a cat."):
+        assert (
+            main(
+                ["write", text, "--user", "ana", "--url", url, "--at", "2026-01-01T10:00:00+00:00"]
+            )
+            == 0
+        )
+    capsys.readouterr()
+    args = [
+        "consolidate",
+        "--user",
+        "ana",
+        "--url",
+        url,
+        "--at",
+        "2026-01-05T10:00:00+00:00",
+        "--json",
+    ]
+    assert main([*args, "--dry-run"]) == 0
+    dry = json.loads(capsys.readouterr().out)
+    assert dry["dry_run"] and dry["counts"] == {"summarise": 1}
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["counts"] == {"summarise": 1}
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["counts"] == {}

@@ -17,6 +17,7 @@ from commonplace import (
     ManualClock,
     Memory,
     NoteDraft,
+    ProfileRules,
     Record,
     Scope,
     Skip,
@@ -30,6 +31,7 @@ from commonplace.embedders import Vectors
 from commonplace.errors import InvalidURLError, PluginError
 from commonplace.lifecycle import DecayAction, DecayContext, SummaryDraft, SummarySentence
 from commonplace.stores import Backend, Candidate, RecordQuery, SQLiteBackend
+from commonplace.write import ProfileCard
 
 SEARCH_ALWAYS = Config(search_min_notes=0)
 
@@ -315,3 +317,32 @@ def test_commonplace_decay_rules_run_with_dry_run_and_audit(
         assert [(e.rule, e.record_id) for e in memory.audit(scope="ana")] == [
             ("forget_questions", question.note.id)
         ]
+
+
+# -- commonplace_rewrite_profile ----------------------------------------------------
+
+
+class ForgetfulRewriter:
+    """An LLM-like rewriter that drops everything it was told and invents a hobby."""
+
+    @hookimpl
+    def commonplace_rewrite_profile(
+        self, card: ProfileCard, notes: Sequence[Record]
+    ) -> ProfileCard:
+        return ProfileCard(identity={"hobby": "sailing"}, voice=("terse",))
+
+
+def test_commonplace_rewrite_profile_output_obeys_the_sticky_rules(
+    db_url: str, clock: ManualClock
+) -> None:
+    config = Config(profile=ProfileRules(rewrite_every=1))
+    with Memory(db_url, clock=clock, config=config) as memory:
+        memory.write("My name is Ana.", scope="ana")  # built-in rewrite first
+    with Memory(db_url, clock=clock, config=config, plugins=[ForgetfulRewriter()]) as memory:
+        memory.write("I got laid off today.", scope="ana")
+        card = memory.profile(scope="ana")
+        assert card.identity == {"hobby": "sailing", "name": "Ana"}  # name restored
+        assert card.voice == ("terse",)
+        assert [e for _, e in card.events] == ["layoff"]  # dropped by the rewriter, put back
+        memory.write("I moved to Porto with my sister Mia.", scope="ana")
+        assert memory.profile(scope="ana").identity["name"] == "Ana"

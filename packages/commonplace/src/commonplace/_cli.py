@@ -49,6 +49,13 @@ def _parser() -> argparse.ArgumentParser:
     _common(recall)
     recall.set_defaults(run=_recall)
 
+    sleep = sub.add_parser(
+        "consolidate", help="run the lifecycle: tiers, consolidation and decay for a scope"
+    )
+    sleep.add_argument("--dry-run", action="store_true", help="report, change nothing")
+    _common(sleep)
+    sleep.set_defaults(run=_sleep)
+
     explain = sub.add_parser("explain", help="show the provenance of a record")
     explain.add_argument("record_id")
     explain.add_argument("--url", help="store URL (default: $COMMONPLACE_URL or the data folder)")
@@ -134,6 +141,37 @@ def _recall(args: argparse.Namespace) -> int:
         signals = " ".join(f"{k}={v:.2f}" for k, v in b.items() if k != "total")
         print(f"{b['total']:.3f}  {item.record.id}  {item.record.text}\n       {signals}")
     print(f"\n{recall.render()}\n({recall.tokens} tokens)")
+    return 0
+
+
+def _sleep(args: argparse.Namespace) -> int:
+    with Memory(args.url) as memory:
+        report = memory.sleep(scope=_scope(args), at=_at(args), dry_run=args.dry_run)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "dry_run": report.dry_run,
+                    "seconds": report.seconds,
+                    "counts": report.counts(),
+                    "actions": [
+                        {
+                            "action": a.action,
+                            "rule": a.rule,
+                            "record_id": a.record_id,
+                            "detail": a.detail,
+                        }
+                        for a in report.actions
+                    ],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+        return 0
+    for action in report.actions:
+        print(f"{action.action:<18} {action.rule:<20} {action.record_id}  {action.detail}")
+    print(f"{'would do' if report.dry_run else 'did'}: {report.counts() or 'nothing'}")
     return 0
 
 

@@ -14,6 +14,7 @@ from ._clock import ManualClock
 from ._memory import Memory
 from ._records import Role
 from ._scope import Scope
+from ._tokens import count_tokens
 from .write import WriteResult
 
 # (days since start, role, text). Sessions are separated by simulated weeks.
@@ -64,20 +65,35 @@ def run_demo(*, url: str, echo: Callable[[str], None] = print) -> None:
             clock.advance(minutes=1)
             result = memory.write(text, role=role, scope=scope)
             echo(_narrate(role, text, result))
+        echo(
+            "\n=== the profile card, rewritten every "
+            f"{memory.config.profile.rewrite_every} notes (cap "
+            f"{memory.config.profile.card_tokens} tokens) ==="
+        )
+        card = memory.rewrite_profile(scope=scope)
+        echo(card)
+        echo(f"({count_tokens(card)} tokens)")
         clock.advance(days=7)
+        report = memory.sleep(scope=Scope(user="ana"))
+        echo(f"\n=== sleep on {clock.now():%Y-%m-%d}: {report.counts() or 'nothing to do'} ===")
+        for action in report.actions:
+            echo(f"  {action.action:<16} {action.rule:<18} {action.detail}")
         echo(f"\n=== recall on {clock.now():%Y-%m-%d}, across all of Ana's threads ===")
         for question in QUESTIONS:
             recall = memory.recall(question, scope=Scope(user="ana"), top_k=3)
             echo(f"\n? {question}")
+            for flag in recall.disagreements:
+                echo(f"  ! {flag.reason}")
             echo("  rank  total  sem   rec   freq  imp   gate  note")
             for rank, item in enumerate(recall.items, 1):
                 b = item.score.breakdown()
+                note = f"  ({item.note})" if item.note else ""
                 echo(
                     f"  {rank:>4}  {b['total']:.3f}  {b['semantic']:.2f}  {b['recency']:.2f}  "
                     f"{b['frequency']:.2f}  {b['importance']:.2f}  {b['gate']:.2f}  "
-                    f"{item.record.text}"
+                    f"{item.record.text}{note}"
                 )
-        recall = memory.recall("How is Ana doing after the layoff?", scope=Scope(user="ana"))
+        recall = memory.recall("How is Ana doing after the layoff?", scope=scope)
         echo(
             f"\n=== compiled context for 'How is Ana doing after the layoff?' "
             f"({recall.tokens} tokens, budget {memory.config.budget_tokens}) ==="

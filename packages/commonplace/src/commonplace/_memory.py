@@ -30,11 +30,13 @@ from .lifecycle import ForgetReport, LifecycleReport
 from .lifecycle._forget import forget
 from .lifecycle._runner import Lifecycle
 from .read import Recall, ScoreSignal
-from .read._compiler import RecallCompiler
+from .read._compiler import PROFILE_CARD, ROLLING_SUMMARY, RecallCompiler, card_scope
 from .read._feedback import Feedback, infer_used
 from .stores import AuditEntry, Backend, Conflict, EmbedderPin
 from .write import Turn, WriteResult
+from .write._cards import CardKeeper
 from .write._pipeline import WritePipeline
+from .write._profile import ProfileCard
 
 _MAX_META_CHARS = 65_536
 _MAX_TOP_K = 1_000
@@ -89,6 +91,9 @@ class Memory:
                 embedder=self.embedder,
                 config=self.config,
                 hooks=self._pm.hook,
+            )
+            self._cards = CardKeeper(
+                backend=self._backend, rules=self.config.profile, hooks=self._pm.hook
             )
             self._reader = RecallCompiler(
                 backend=self._backend,
@@ -171,7 +176,26 @@ class Memory:
         return results
 
     def _after_write(self, turns: Sequence[Turn], results: Sequence[WriteResult]) -> None:
-        """Hook point for what follows a write (the profile card's rewrite)."""
+        """Rewrite the profile card and rolling summaries that enough new notes reached."""
+        scopes = [t.scope for t, r in zip(turns, results) if r.created and r.note is not None]
+        if scopes:
+            self._cards.after_write(scopes, now=max(t.at for t in turns))
+
+    def profile(self, *, scope: Scope | str | Mapping[str, str]) -> ProfileCard:
+        """The user's profile card, as last rewritten (empty before the first rewrite)."""
+        self._check_open()
+        return self._cards.profile(coerce_scope(scope))
+
+    def rewrite_profile(
+        self, *, scope: Scope | str | Mapping[str, str], at: datetime | None = None
+    ) -> str:
+        """Rewrite the profile card (and the thread's rolling summary) now; returns the card."""
+        self._check_open()
+        scope = coerce_scope(scope)
+        now = self._now(at)
+        if scope.thread is not None:
+            self._cards.rewrite(scope, ROLLING_SUMMARY, now=now)
+        return self._cards.rewrite(card_scope(scope), PROFILE_CARD, now=now).text
 
     # -- read path ----------------------------------------------------------------------
 

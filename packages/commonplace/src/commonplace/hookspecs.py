@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .lifecycle import DecayRule, SummaryDraft
     from .read import ScoreSignal
     from .stores import Backend
-    from .write import NoteDraft, Skip, Turn
+    from .write import NoteDraft, ProfileCard, Skip, Turn
 
 PROJECT = "commonplace"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -90,3 +90,14 @@ def commonplace_decay_rules() -> Sequence[DecayRule]:
     run nothing changes.
     """
     return ()
+
+
+@hookspec(firstresult=True)
+def commonplace_rewrite_profile(card: ProfileCard, notes: Sequence[Record]) -> ProfileCard | None:
+    """Rewrite the user's profile card from the notes written since the last rewrite.
+
+    Return the new :class:`~commonplace.write.ProfileCard`, or ``None`` for the
+    built-in rules. The sticky rules are enforced on whatever comes back:
+    identity stays until contradicted, people stay until said to be gone, life
+    events stay for good; the rendered card never exceeds its token cap.
+    """

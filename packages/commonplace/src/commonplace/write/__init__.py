@@ -1,6 +1,7 @@
 """The write path: turn -> immutable episode -> note writer -> note."""
 
 from ._llm import NOTE_WRITER_PROMPT, LLMNoteWriter, NoteReplyError, note_prompt, parse_note_reply
+from ._profile import ProfileCard
 from ._rules import RuleNoteWriter
 from ._types import NoteDraft, Skip, Turn, WriteResult
 
@@ -9,6 +10,7 @@ __all__ = [
     "NOTE_WRITER_PROMPT",
     "NoteDraft",
     "NoteReplyError",
+    "ProfileCard",
     "RuleNoteWriter",
     "Skip",
     "Turn",

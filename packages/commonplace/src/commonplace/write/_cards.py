@@ -1,0 +1,101 @@
+"""Keeping the profile card and the rolling summaries up to date after writes.
+
+Both are rewritten every ``ProfileRules.rewrite_every`` new notes (and on
+demand), from notes only: what the assistant said can never reach them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+import pluggy
+
+from .._config import ProfileRules
+from .._records import Kind, Record
+from .._scope import Scope
+from .._tokens import count_tokens
+from ..errors import PluginError
+from ..read._compiler import PROFILE_CARD, ROLLING_SUMMARY, card_scope
+from ..stores import Backend, Card
+from ._profile import ProfileCard, enforce_sticky, render_card, update_card
+
+_RECENT_FOR_VOICE = 20
+
+
+class CardKeeper:
+    """Rewrites profile cards and rolling summaries when enough new notes arrived."""
+
+    def __init__(self, *, backend: Backend, rules: ProfileRules, hooks: pluggy.HookRelay) -> None:
+        self._backend = backend
+        self._rules = rules
+        self._hooks = hooks
+
+    def after_write(self, scopes: Iterable[Scope], *, now: datetime) -> None:
+        for scope in {card_scope(s) for s in scopes}:
+            self._maybe_rewrite(scope, PROFILE_CARD, now)
+        for scope in {s for s in scopes if s.thread is not None}:
+            self._maybe_rewrite(scope, ROLLING_SUMMARY, now)
+
+    def profile(self, scope: Scope) -> ProfileCard:
+        card = self._backend.get_card(card_scope(scope), PROFILE_CARD)
+        return ProfileCard.from_json(dict(card.data.get("card", {}))) if card else ProfileCard()
+
+    def rewrite(self, scope: Scope, kind: str, *, now: datetime) -> Card:
+        """Rewrite one card from the notes it has not seen yet."""
+        existing = self._backend.get_card(scope, kind)
+        seen = int(existing.data.get("notes_seen", 0)) if existing else 0
+        total = self._backend.count(scope, Kind.NOTE)
+        new = list(
+            reversed(
+                self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=max(0, total - seen))
+            )
+        )
+        if kind == PROFILE_CARD:
+            previous = (
+                ProfileCard.from_json(dict(existing.data.get("card", {})))
+                if existing
+                else ProfileCard()
+            )
+            recent = self._backend.recent_records(
+                scope, kinds=(Kind.NOTE,), limit=_RECENT_FOR_VOICE
+            )
+            proposed = self._hooks.commonplace_rewrite_profile(card=previous, notes=new)
+            if proposed is None:
+                proposed = update_card(previous, new, recent)
+            if not isinstance(proposed, ProfileCard):
+                raise PluginError("commonplace_rewrite_profile must return a ProfileCard or None")
+            card = enforce_sticky(previous, proposed, new)
+            text = render_card(card, max_tokens=self._rules.card_tokens)
+            data = {"card": card.to_json(), "notes_seen": total}
+        else:
+            text = rolling_summary(
+                self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=30),
+                max_tokens=self._rules.summary_tokens,
+            )
+            data = {"notes_seen": total}
+        written = Card(scope, kind, text, now, data)
+        self._backend.put_card(written)
+        return written
+
+    def _maybe_rewrite(self, scope: Scope, kind: str, now: datetime) -> None:
+        existing = self._backend.get_card(scope, kind)
+        seen = int(existing.data.get("notes_seen", 0)) if existing else 0
+        if self._backend.count(scope, Kind.NOTE) - seen >= self._rules.rewrite_every:
+            self.rewrite(scope, kind, now=now)
+
+
+def rolling_summary(newest_first: list[Record], *, max_tokens: int) -> str:
+    """The thread so far in a few notes: the most important first, shown in order."""
+    chosen: list[Record] = []
+    spent = count_tokens("Earlier in this thread:")
+    current = [n for n in newest_first if n.superseded_by is None]  # only what still holds
+    for note in sorted(current, key=lambda n: -n.importance):
+        cost = count_tokens(" " + note.text)
+        if spent + cost <= max_tokens:
+            chosen.append(note)
+            spent += cost
+    chosen.sort(key=lambda n: n.created_at)
+    if not chosen:
+        return ""
+    return "Earlier in this thread: " + " ".join(n.text for n in chosen)

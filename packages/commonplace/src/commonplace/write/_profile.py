@@ -1,0 +1,234 @@
+"""The profile card: a short portrait of the user, rewritten (never appended to).
+
+Five parts, each with its own rule:
+
+* identity (name, city, job, employer, partner ...) stays until a newer note
+  states another value for it;
+* people stay until the user says they are gone (died, broke up, left);
+* major life events stay for good;
+* voice (how the user talks lately) and open threads (recent questions and
+  hypotheticals) rotate with every rewrite.
+
+Whatever rewrites the card (the rules here or an LLM through
+``commonplace_rewrite_profile``), :func:`enforce_sticky` puts back anything the
+rules say must stay, and :func:`render_card` keeps the text under a hard token
+cap by dropping what may rotate first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._records import Modality, Record
+from .._tokens import count_tokens
+from ._pipeline import relations
+
+IDENTITY = ("name", "city", "job", "employer", "partner", "school", "age", "pronouns")
+_GONE = re.compile(
+    r"\b(?:passed away|died|funeral|brokes? up|split up|divorc\w*|left me|moved away|"
+    r"no longer (?:with|friends)|is gone|isn't in my life|not talking to)\b",
+    re.IGNORECASE,
+)
+_KEEP_THREADS = 3
+_VOICE_WINDOW = 20
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileCard:
+    """The structured card; ``render_card`` turns it into bounded text."""
+
+    identity: dict[str, str] = field(default_factory=dict)
+    people: dict[str, str] = field(default_factory=dict)
+    events: tuple[tuple[str, str], ...] = ()
+    voice: tuple[str, ...] = ()
+    threads: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "identity": self.identity,
+            "people": self.people,
+            "events": [list(e) for e in self.events],
+            "voice": list(self.voice),
+            "threads": list(self.threads),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ProfileCard:
+        return cls(
+            identity={str(k): str(v) for k, v in dict(data.get("identity", {})).items()},
+            people={str(k): str(v) for k, v in dict(data.get("people", {})).items()},
+            events=tuple((str(d), str(e)) for d, e in data.get("events", [])),
+            voice=tuple(str(v) for v in data.get("voice", [])),
+            threads=tuple(str(t) for t in data.get("threads", [])),
+        )
+
+
+def update_card(
+    card: ProfileCard, notes: Sequence[Record], recent: Sequence[Record]
+) -> ProfileCard:
+    """The rule-based rewrite: fold new notes (oldest first) into the card."""
+    identity = dict(card.identity)
+    people = dict(card.people)
+    events = list(card.events)
+    threads = list(card.threads)
+    for note in notes:
+        tags = note.tags
+        if tags.modality is Modality.STATEMENT:
+            if (
+                tags.key is not None
+                and tags.key.subject == "user"
+                and tags.value
+                and tags.key.predicate in IDENTITY
+            ):
+                identity[tags.key.predicate] = tags.value
+            for relation, name in relations(note.text):
+                people[name] = relation
+            if tags.event:
+                entry = (f"{note.created_at:%Y-%m-%d}", tags.event.replace("_", " "))
+                if entry not in events:
+                    events.append(entry)
+            if _GONE.search(note.text):
+                for name in [p for p in people if re.search(rf"\b{re.escape(p)}\b", note.text)]:
+                    del people[name]
+        elif tags.modality in (Modality.QUESTION, Modality.HYPOTHETICAL):
+            threads.append(_short(note.text))
+    return ProfileCard(
+        identity, people, tuple(events), _voice(recent), tuple(threads[-_KEEP_THREADS:])
+    )
+
+
+def enforce_sticky(
+    previous: ProfileCard, proposed: ProfileCard, notes: Sequence[Record]
+) -> ProfileCard:
+    """Put back what the sticky rules keep, whatever the rewriter proposed."""
+    contradicted = {
+        n.tags.key.predicate
+        for n in notes
+        if n.tags.key is not None and n.tags.modality is Modality.STATEMENT
+    }
+    identity = dict(proposed.identity)
+    for predicate, value in previous.identity.items():
+        if predicate not in contradicted:
+            identity[predicate] = value  # identity stays until the user contradicts it
+    gone = {
+        p
+        for p in previous.people
+        for n in notes
+        if _GONE.search(n.text) and re.search(rf"\b{re.escape(p)}\b", n.text)
+    }
+    people = dict(proposed.people)
+    for name, relation in previous.people.items():
+        if name not in gone:
+            people.setdefault(name, relation)  # people stay until the user says they are gone
+    for name in gone:
+        people.pop(name, None)
+    events = list(previous.events)
+    noted = [
+        (f"{n.created_at:%Y-%m-%d}", n.tags.event.replace("_", " "))
+        for n in notes
+        if n.tags.event and n.tags.modality is Modality.STATEMENT
+    ]
+    for event in (*noted, *proposed.events):  # life events stay for good
+        if event not in events:
+            events.append(event)
+    return ProfileCard(identity, people, tuple(events), proposed.voice, proposed.threads)
+
+
+def render_card(card: ProfileCard, *, max_tokens: int) -> str:
+    """The card as text, never over ``max_tokens``: rotating parts go first."""
+    parts: list[tuple[int, str]] = []  # (priority: lower is dropped first, text)
+    if card.identity:
+        ordered = sorted(
+            card.identity.items(), key=lambda kv: IDENTITY.index(kv[0]) if kv[0] in IDENTITY else 99
+        )
+        parts.append((5, "Identity: " + "; ".join(f"{k} {v}" for k, v in ordered)))
+    if card.people:
+        # closest first, so a full card sheds acquaintances before family
+        people = sorted(card.people.items(), key=lambda nr: _closeness(nr[1]))
+        parts.append((4, "People: " + "; ".join(f"{n} ({r})" for n, r in people)))
+    if card.events:
+        parts.append((4, "Life events: " + "; ".join(f"{e} {d}" for d, e in card.events)))
+    if card.voice:
+        parts.append((2, "Voice: " + "; ".join(card.voice)))
+    if card.threads:
+        parts.append((1, "Open threads: " + " | ".join(card.threads)))
+    lines = [text for _, text in parts]
+    while lines and count_tokens("\n".join(lines)) > max_tokens:
+        drop = min(range(len(parts)), key=lambda i: parts[i][0])
+        priority, text = parts[drop]
+        shorter = _shorten(text)
+        if priority >= 4 and shorter != text:
+            parts[drop] = (priority, shorter)  # compress sticky lines before dropping them
+        else:
+            parts.pop(drop)
+        lines = [t for _, t in parts]
+    return "\n".join(lines)
+
+
+def _shorten(line: str) -> str:
+    """Make a sticky line shorter: life events lose their dates first, then the
+    oldest event; people lose the least close person."""
+    label, _, body = line.partition(": ")
+    entries = body.split("; ")
+    dated = re.compile(r" \d{4}-\d{2}-\d{2}$")
+    if label == "Life events" and any(dated.search(e) for e in entries):
+        return f"{label}: " + "; ".join(dated.sub("", e) for e in entries)
+    if len(entries) <= 1:
+        return line
+    kept = entries[:-1] if label == "People" else entries[1:]
+    return f"{label}: " + "; ".join(kept)
+
+
+_CLOSE = (
+    "partner",
+    "wife",
+    "husband",
+    "fiance",
+    "fiancé",
+    "fiancee",
+    "fiancée",
+    "girlfriend",
+    "boyfriend",
+    "mom",
+    "mum",
+    "mother",
+    "dad",
+    "father",
+    "son",
+    "daughter",
+    "sister",
+    "brother",
+    "dog",
+    "cat",
+    "friend",
+)
+
+
+def _closeness(relation: str) -> int:
+    return _CLOSE.index(relation) if relation in _CLOSE else len(_CLOSE)
+
+
+def _voice(recent: Sequence[Record]) -> tuple[str, ...]:
+    window = list(recent)[:_VOICE_WINDOW]
+    if not window:
+        return ()
+    modalities = Counter(n.tags.modality for n in window)
+    emotions = Counter(n.tags.emotion for n in window if n.tags.emotion)
+    voice = []
+    if modalities[Modality.JOKE] * 4 >= len(window):
+        voice.append("jokes a lot")
+    if modalities[Modality.QUESTION] * 3 >= len(window):
+        voice.append("asks many questions")
+    if emotions:
+        mood, _ = emotions.most_common(1)[0]
+        voice.append(f"mood lately: {mood}")
+    return tuple(voice)
+
+
+def _short(text: str, words: int = 12) -> str:
+    parts = text.split()
+    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
