@@ -7,6 +7,7 @@ all of them.
 
 from __future__ import annotations
 
+import functools
 import re
 
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
@@ -40,10 +41,15 @@ def stem(word: str) -> str:
     return word
 
 
-def content_terms(text: str) -> set[str]:
+def content_terms(text: str) -> frozenset[str]:
     """The stemmed words of ``text`` that are not stop words."""
+    return _content_terms(text)
+
+
+@functools.lru_cache(maxsize=65_536)  # record texts come back in recall after recall
+def _content_terms(text: str) -> frozenset[str]:
     words = (w.replace("’", "'").removesuffix("'s") for w in WORD.findall(text.lower()))
-    return {stem(w) for w in words if w not in STOPWORDS}
+    return frozenset(stem(w) for w in words if w not in STOPWORDS)
 
 
 def keyword_coverage(query: str, document: str) -> float:

@@ -87,7 +87,16 @@ class RecallCompiler:
             if valid(r)
         ]
         recent = recent[: config.recent_notes]
-        searched = self._backend.count(scope, Kind.NOTE) >= config.search_min_notes
+        # "enough notes to be worth searching", asked cheaply: a LIMIT, not a COUNT
+        searched = (
+            config.search_min_notes == 0
+            or len(
+                self._backend.recent_records(
+                    scope, kinds=(Kind.NOTE,), limit=config.search_min_notes
+                )
+            )
+            >= config.search_min_notes
+        )
         items: list[RecallItem] = []
         if searched:
             items = self._search(query, scope=scope, top_k=top_k, now=now, as_of=as_of)

@@ -210,6 +210,11 @@ class Backend(Protocol):
         is given), merged: each with its cosine similarity and normalised keyword score."""
         ...
 
+    def nearest(self, scope: Scope, vectors: Vectors) -> list[tuple[str, float] | None]:
+        """For each row of ``vectors``, the id and cosine similarity of the nearest active
+        note visible in ``scope`` (None when there is none). One call per write batch."""
+        ...
+
     def recent_records(self, scope: Scope, *, kinds: Collection[Kind], limit: int) -> list[Record]:
         """The newest active records of the given kinds visible in ``scope``."""
         ...

@@ -26,6 +26,7 @@ from .._text import keyword_coverage
 from ..embedders import Vectors
 from ..errors import (
     CorruptStoreError,
+    EmbedderMismatchError,
     InvalidInputError,
     SchemaVersionError,
     StoreClosedError,
@@ -182,12 +183,20 @@ class SQLiteBackend:
         return EmbedderPin(name=rows["embedder.name"], dim=int(rows["embedder.dim"]))
 
     def write_pin(self, pin: EmbedderPin, *, replace: bool = False) -> None:
-        verb = "INSERT OR REPLACE" if replace else "INSERT"
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         with self._transaction() as db:
             db.executemany(
                 f"{verb} INTO meta (key, value) VALUES (?, ?)",
                 [("embedder.name", pin.name), ("embedder.dim", str(pin.dim))],
             )
+            # another opener may have pinned first: the same model is fine, another is not
+            stored = dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'embedder.%'"))
+            if (stored["embedder.name"], stored["embedder.dim"]) != (pin.name, str(pin.dim)):
+                raise EmbedderMismatchError(
+                    f"this store is pinned to the embedder {stored['embedder.name']!r} (dim "
+                    f"{stored['embedder.dim']}), not {pin.name!r}; open it with the pinned "
+                    "embedder or re-embed the store"
+                )
         if replace:
             self._index = None
 
@@ -278,7 +287,13 @@ class SQLiteBackend:
             raise InvalidInputError("add_records needs exactly one vector per record")
         with self._transaction() as db:
             for record, vector in zip(records, vectors):
-                self._insert_record(db, record, vector)
+                try:
+                    self._insert_record(db, record, vector)
+                except sqlite3.IntegrityError as exc:  # the whole call is rolled back
+                    raise InvalidInputError(
+                        f"a record with id {record.id!r} already exists; derived records need "
+                        "new ids (replace_records replaces existing ones)"
+                    ) from exc
 
     def replace_records(self, records: Sequence[Record], vectors: Vectors) -> None:
         if len(records) != len(vectors):
@@ -344,11 +359,13 @@ class SQLiteBackend:
 
     def iter_records(self, query: RecordQuery, *, batch: int = 1000) -> Iterator[Record]:
         where, params = _record_filter(query)
+        # tier queries ask for the few hot records: the status index finds them directly
+        source = "records INDEXED BY records_status" if query.tiers is not None else "records"
         last = 0
         while True:
             with self._reading() as db:
                 rows = db.execute(
-                    f"SELECT {RECORD_COLUMNS} FROM records WHERE {where} AND seq > ? "
+                    f"SELECT {RECORD_COLUMNS} FROM {source} WHERE {where} AND seq > ? "
                     "ORDER BY seq LIMIT ?",
                     (*params, last, batch),
                 ).fetchall()
@@ -416,8 +433,10 @@ class SQLiteBackend:
             kind_values = [k.value for k in kinds]
             by_seq: dict[int, Record] = {}
             for chunk in chunks(list(hits)):
+                # NOT INDEXED: look the rows up by seq, never by scanning a scope index
                 rows = db.execute(
-                    f"SELECT {RECORD_COLUMNS} FROM records WHERE seq IN ({marks(len(chunk))}) "
+                    f"SELECT {RECORD_COLUMNS} FROM records NOT INDEXED "
+                    f"WHERE seq IN ({marks(len(chunk))}) "
                     f"AND status = 'active' AND kind IN ({marks(len(kind_values))}) AND {where}",
                     (*chunk, *kind_values, *params),
                 ).fetchall()
@@ -443,6 +462,53 @@ class SQLiteBackend:
             (match, *params, limit),
         ).fetchall()
         return {seq: keyword_coverage(text, search) for seq, search in rows}
+
+    def nearest(self, scope: Scope, vectors: Vectors) -> list[tuple[str, float] | None]:
+        with self._reading() as db:
+            index = self._catch_up(db)
+            if index is None or len(vectors) == 0:
+                return [None] * len(vectors)
+            found = index.nearest(scope, np.asarray(vectors, np.float32))
+            seqs = sorted({hit[0] for hit in found if hit is not None})
+            ids: dict[int, str] = {}
+            for chunk in chunks(seqs):
+                ids.update(
+                    db.execute(
+                        f"SELECT seq, id FROM records WHERE seq IN ({marks(len(chunk))}) "
+                        "AND status = 'active' AND kind = 'note'",
+                        chunk,
+                    )
+                )
+            for q, hit in enumerate(found):
+                if hit is not None and hit[0] not in ids:
+                    # the closest vector is not an active note: look further down the ranking
+                    found[q] = self._nearest_note(db, index, scope, vectors[q], ids)
+        return [
+            None if hit is None or hit[0] not in ids else (ids[hit[0]], hit[1]) for hit in found
+        ]
+
+    def _nearest_note(
+        self,
+        db: sqlite3.Connection,
+        index: VectorIndex,
+        scope: Scope,
+        vector: Vectors,
+        ids: dict[int, str],
+    ) -> tuple[int, float] | None:
+        ranked = index.search(scope, np.asarray(vector, np.float32), limit=len(index))
+        for chunk in chunks(ranked, 200):
+            seqs = [seq for seq, _ in chunk]
+            ids.update(
+                db.execute(
+                    f"SELECT seq, id FROM records WHERE seq IN ({marks(len(seqs))}) "
+                    "AND status = 'active' AND kind = 'note'",
+                    seqs,
+                )
+            )
+            for seq, sim in chunk:
+                if seq in ids:
+                    return seq, sim
+        return None
 
     def _catch_up(self, db: sqlite3.Connection) -> VectorIndex | None:
         """Load the vectors written since the last search (by any process)."""
@@ -646,7 +712,7 @@ class SQLiteBackend:
             )
 
     def links_of(self, record_ids: Collection[str], *, min_weight: float) -> list[Link]:
-        out: list[Link] = []
+        out: dict[tuple[str, str, str], Link] = {}
         with self._reading() as db:
             for chunk in chunks(list(record_ids)):
                 q = marks(len(chunk))
@@ -655,10 +721,10 @@ class SQLiteBackend:
                     f"OR b IN ({q})) AND weight >= ?",
                     (*chunk, *chunk, min_weight),
                 ):
-                    link = Link(a, b, kind, weight, maybe_datetime(updated) or datetime.min)
-                    if link not in out:
-                        out.append(link)
-        return out
+                    out[(a, b, kind)] = Link(
+                        a, b, kind, weight, maybe_datetime(updated) or datetime.min
+                    )
+        return list(out.values())
 
     def decay_links(self, *, factor: float, at: datetime) -> None:
         with self._transaction() as db:

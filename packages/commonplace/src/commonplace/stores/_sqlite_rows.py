@@ -15,6 +15,7 @@ from typing import Any
 from .._clock import from_epoch, to_epoch
 from .._records import Episode, Kind, Record, Role, Status, Tags, Tier, search_text
 from .._scope import Scope
+from .._text import STOPWORDS
 
 RECORD_COLUMNS = (
     "seq, id, kind, scope_user, scope_agent, scope_thread, text, tags, tier, created_at, "
@@ -148,8 +149,12 @@ def scope_clause(scope: Scope | None, table: str = "") -> tuple[str, tuple[str, 
 
 
 def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression that treats every word of ``text`` as a quoted literal."""
-    words = _FTS_TOKEN.findall(text.lower())[:32]
+    """An FTS5 MATCH expression over the content words of ``text``, each a quoted literal.
+
+    Stop words are left out: "what did I do" would match nearly every record and make
+    BM25 rank the whole table.
+    """
+    words = [w for w in _FTS_TOKEN.findall(text.lower()) if w not in STOPWORDS][:32]
     if not words:
         return None
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in dict.fromkeys(words))

@@ -47,6 +47,7 @@ class VectorIndex:
         self.max_seq = 0
         self._blocks: dict[ScopeParts, _Block] = {}
         self._removed: set[int] = set()
+        self._where: dict[int, tuple[_Block, int]] = {}  # seq -> its block and row
 
     def __len__(self) -> int:
         return sum(b.size for b in self._blocks.values()) - len(self._removed)
@@ -57,7 +58,10 @@ class VectorIndex:
         block = self._blocks.get(parts)
         if block is None:
             block = self._blocks[parts] = _Block(self.dim)
+        start = block.size
         block.append(seqs, vectors)
+        for offset, seq in enumerate(seqs.tolist()):
+            self._where[seq] = (block, start + offset)
         self.max_seq = max(self.max_seq, int(seqs.max()))
 
     def discard(self, seqs: set[int]) -> None:
@@ -65,13 +69,28 @@ class VectorIndex:
 
     def similarity(self, seq: int, query: Vectors) -> float | None:
         """The cosine similarity of one stored vector, or None if it is not held."""
-        if seq in self._removed:
+        found = self._where.get(seq)
+        if found is None or seq in self._removed:
             return None
-        for block in self._blocks.values():
-            where = np.flatnonzero(block.seqs[: block.size] == seq)
-            if len(where):
-                return float(block.matrix[where[0]] @ query)
-        return None
+        block, row = found
+        return float(block.matrix[row] @ query)
+
+    def nearest(self, scope: Scope, queries: Vectors) -> list[tuple[int, float] | None]:
+        """The best (seq, similarity) for each query row, with one product per block."""
+        best: list[tuple[int, float] | None] = [None] * len(queries)
+        for parts, block in self._blocks.items():
+            if not _visible(scope, parts) or block.size == 0:
+                continue
+            sims = block.matrix[: block.size] @ queries.T  # (block, queries)
+            if self._removed:
+                gone = np.isin(block.seqs[: block.size], list(self._removed))
+                sims[gone] = -np.inf
+            rows = np.argmax(sims, axis=0)
+            for q, row in enumerate(rows):
+                sim = float(sims[row, q])
+                if sim != -np.inf and (best[q] is None or sim > best[q][1]):  # type: ignore[index]
+                    best[q] = (int(block.seqs[row]), sim)
+        return best
 
     def search(self, scope: Scope, query: Vectors, *, limit: int) -> list[tuple[int, float]]:
         """``(seq, similarity)`` pairs, best first, at most ``limit``."""

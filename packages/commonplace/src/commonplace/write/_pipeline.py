@@ -31,6 +31,8 @@ DUPLICATE = "duplicate: this turn is already stored in this scope"
 _LINK_ENTITY = 0.5
 _LINK_SESSION = 0.3
 _SESSION_GAP_SECONDS = 30 * 60
+_LINK_LOOKBACK = 20
+_ENTITY_LINKS = 3
 
 
 _RELATION = re.compile(
@@ -43,6 +45,18 @@ _RELATION = re.compile(
 def relations(text: str) -> list[tuple[str, str]]:
     """(relation, name) pairs such as ("sister", "Mia") in a note's text."""
     return [(m.group(1).lower(), m.group(2)) for m in _RELATION.finditer(text)]
+
+
+def _same_statement(twin: Record, note: Record) -> bool:
+    """Whether a very similar stored note says the same thing, so merging loses nothing."""
+    return (
+        twin.superseded_by is None
+        and twin.tags.modality is note.tags.modality
+        # same words, different fact: that is supersession, not a merge
+        and (twin.tags.key, twin.tags.value) == (note.tags.key, note.tags.value)
+        # "eats meat" and "doesn't eat meat" are not duplicates
+        and negated(twin.text) == negated(note.text)
+    )
 
 
 def fact_scope(scope: Scope) -> Scope:
@@ -152,6 +166,7 @@ class WritePipeline:
         vectors: Vectors | None,
     ) -> tuple[list[TurnWrite], list[int]]:
         """One TurnWrite per turn, and the vector rows of the notes that are kept."""
+        twins = self._near_duplicates([n for n in drafts if n is not None], vectors)
         writes: list[TurnWrite] = []
         kept: list[int] = []
         row = 0
@@ -164,10 +179,8 @@ class WritePipeline:
                 continue
             if turn.role is not Role.USER:  # the firewall, checked once more
                 raise AssertionError("a note may only be derived from a user turn")
-            assert vectors is not None
-            vector = vectors[row]
+            twin = twins[row]
             row += 1
-            twin = self._near_duplicate(note, vector)
             if twin is not None:
                 merged = replace(
                     twin.tags,
@@ -179,18 +192,23 @@ class WritePipeline:
             kept.append(row - 1)
         return writes, kept
 
-    def _near_duplicate(self, note: Record, vector: Vectors) -> Record | None:
-        hits = self._backend.search(note.scope, vector, text=None, limit=1, kinds=(Kind.NOTE,))
-        if not hits or hits[0].similarity < self._config.merge_similarity:
-            return None
-        twin = hits[0].record
-        if twin.superseded_by is not None or twin.tags.modality is not note.tags.modality:
-            return None
-        if (twin.tags.key, twin.tags.value) != (note.tags.key, note.tags.value):
-            return None  # same words, different fact: that is supersession, not a merge
-        if negated(twin.text) != negated(note.text):
-            return None  # "eats meat" and "doesn't eat meat" are not duplicates
-        return twin
+    def _near_duplicates(self, notes: list[Record], vectors: Vectors | None) -> list[Record | None]:
+        """For each new note, the stored note it merely repeats (or None); one index pass
+        per scope for the whole batch."""
+        out: list[Record | None] = [None] * len(notes)
+        if vectors is None:
+            return out
+        by_scope: dict[Scope, list[int]] = {}
+        for i, note in enumerate(notes):
+            by_scope.setdefault(note.scope, []).append(i)
+        for scope, rows in by_scope.items():
+            hits = self._backend.nearest(scope, vectors[rows])
+            for i, hit in zip(rows, hits):
+                if hit is not None and hit[1] >= self._config.merge_similarity:
+                    twin = self._backend.get_record(hit[0])
+                    if twin is not None and _same_statement(twin, notes[i]):
+                        out[i] = twin
+        return out
 
     def _superseded_by(self, note: Record) -> tuple[str, ...]:
         key = note.tags.key
@@ -240,25 +258,38 @@ class WritePipeline:
     # -- links ---------------------------------------------------------------------------
 
     def _link(self, notes: list[Record]) -> None:
-        """Link each new note to recent notes that name the same entity or share a session."""
+        """Link each new note to the previous note of its thread (same session) and to the
+        latest few notes that name the same entity; one read per scope, one write per kind."""
+        entity_pairs: list[tuple[str, str, str]] = []
+        session_pairs: list[tuple[str, str, str]] = []
+        by_scope: dict[Scope, list[Record]] = {}
         for note in notes:
+            by_scope.setdefault(fact_scope(note.scope), []).append(note)
+        for scope, batch in by_scope.items():
             recent = self._backend.recent_records(
-                fact_scope(note.scope), kinds=(Kind.NOTE,), limit=20
+                scope, kinds=(Kind.NOTE,), limit=_LINK_LOOKBACK + len(batch)
             )
-            names = {e.lower() for e in note.tags.entities}
-            entity = [
-                (note.id, r.id, "entity")
-                for r in recent
-                if r.id != note.id and names & {e.lower() for e in r.tags.entities}
-            ]
-            session = [
-                (note.id, r.id, "session")
-                for r in recent
-                if r.id != note.id
-                and r.scope == note.scope
-                and 0 <= (note.created_at - r.created_at).total_seconds() <= _SESSION_GAP_SECONDS
-            ]
-            if entity:
-                self._backend.reinforce_links(entity, delta=_LINK_ENTITY, at=note.created_at)
-            if session:
-                self._backend.reinforce_links(session, delta=_LINK_SESSION, at=note.created_at)
+            order = {r.id: n for n, r in enumerate(recent)}  # newest first
+            for note in batch:
+                start = order.get(note.id, -1) + 1
+                earlier = [
+                    r
+                    for r in recent[start : start + _LINK_LOOKBACK]
+                    if r.created_at <= note.created_at
+                ]
+                names = {e.lower() for e in note.tags.entities}
+                sharing = [r for r in earlier if names & {e.lower() for e in r.tags.entities}]
+                entity_pairs += [(note.id, r.id, "entity") for r in sharing[:_ENTITY_LINKS]]
+                previous = next((r for r in earlier if r.scope == note.scope), None)
+                if (
+                    previous is not None
+                    and (note.created_at - previous.created_at).total_seconds()
+                    <= _SESSION_GAP_SECONDS
+                ):
+                    session_pairs.append((note.id, previous.id, "session"))
+        if entity_pairs:
+            self._backend.reinforce_links(entity_pairs, delta=_LINK_ENTITY, at=notes[-1].created_at)
+        if session_pairs:
+            self._backend.reinforce_links(
+                session_pairs, delta=_LINK_SESSION, at=notes[-1].created_at
+            )

@@ -1,0 +1,143 @@
+"""Write throughput and recall latency of the embedded default at a given store size.
+
+Run: ``python -m commonplace_bench.scale --sizes 10000 100000``. Every number is
+the median of several runs in the same process; recall latency is reported
+with the query embedding excluded (queries embedded beforehand and served
+from a cache) and included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+
+from commonplace import Config, HashingEmbedder, ManualClock, Memory, Scope
+from commonplace.embedders import Embedder, Vectors
+
+_TOPICS = ("run", "tea", "book", "garden", "guitar", "train", "museum", "bread", "chess",
+           "river", "market", "concert", "bike", "coffee", "painting", "lake", "forest")
+_PLACES = ("Lisbon", "Porto", "Madrid", "Berlin", "Oslo", "Kyoto", "Lima", "Quito", "Accra")
+
+
+def synthetic_turns(n: int, *, seed: int) -> list[str]:
+    """Varied user turns that each become a note (no noise, few duplicates)."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        topic, place = rng.choice(_TOPICS), rng.choice(_PLACES)
+        out.append(f"I went to the {topic} {rng.choice(['club', 'shop', 'fair', 'class'])} "
+                   f"in {place} with friend number {i} and it cost {rng.randint(2, 300)} euros.")
+    return out
+
+
+class CachedQueries:
+    """Wraps an embedder so pre-embedded queries cost a dictionary lookup."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self._cache: dict[str, Vectors] = {}
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    def warm(self, texts: Sequence[str]) -> None:
+        for text, vector in zip(texts, self._inner.embed(list(texts))):
+            self._cache[text] = vector
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if len(texts) == 1 and texts[0] in self._cache:
+            return self._cache[texts[0]][None, :]
+        return self._inner.embed(texts)
+
+
+@dataclass(frozen=True)
+class ScaleResult:
+    notes: int
+    write_turns_per_s: float
+    recall_p50_ms: float
+    recall_p95_ms: float
+    recall_with_embed_p50_ms: float
+    file_mib: float
+
+
+def measure(size: int, *, folder: Path, queries: int = 200, batch: int = 500, seed: int = 1
+            ) -> ScaleResult:
+    embedder = CachedQueries(HashingEmbedder())
+    clock = ManualClock(datetime(2026, 1, 1, tzinfo=timezone.utc))
+    path = folder / f"scale-{size}.db"
+    turns = synthetic_turns(size, seed=seed)
+    scope = Scope(user="bench")
+    with Memory(f"sqlite:///{path}", embedder=embedder, clock=clock,
+                config=Config(touch_on_recall=True)) as memory:
+        start = time.perf_counter()
+        for at in range(0, size, batch):
+            clock.advance(minutes=30)
+            memory.write_many([memory.turn(t, scope=scope) for t in turns[at:at + batch]])
+        write_rate = size / (time.perf_counter() - start)
+        rng = random.Random(seed + 1)
+        asked = [f"what did I do at the {rng.choice(_TOPICS)} in {rng.choice(_PLACES)}?"
+                 for _ in range(queries)]
+        memory.recall(asked[0], scope=scope)  # load the vector cache once
+        excluded = []
+        embedder.warm(asked)
+        for q in asked:
+            t = time.perf_counter()
+            memory.recall(q, scope=scope)
+            excluded.append(time.perf_counter() - t)
+        included = []
+        plain = Memory(f"sqlite:///{path}", clock=clock)
+        try:
+            plain.recall(asked[0], scope=scope)
+            for q in asked:
+                t = time.perf_counter()
+                plain.recall(q + " ", scope=scope)
+                included.append(time.perf_counter() - t)
+        finally:
+            plain.close()
+    size_mib = sum(p.stat().st_size for p in folder.glob(f"scale-{size}.db*")) / 2**20
+    return ScaleResult(size, write_rate, _ms(statistics.median(excluded)),
+                       _ms(float(np.percentile(excluded, 95))), _ms(statistics.median(included)),
+                       size_mib)
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 3)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000])
+    parser.add_argument("--runs", type=int, default=3, help="repeat and take medians")
+    args = parser.parse_args(argv)
+    print("| notes | write turns/s | recall p50 ms (embed excluded) | p95 ms | "
+          "p50 ms (embed included) | file MiB |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for size in args.sizes:
+        results = []
+        for run in range(args.runs):
+            with tempfile.TemporaryDirectory() as folder:
+                results.append(measure(size, folder=Path(folder), seed=run + 1))
+        med = {f: statistics.median(getattr(r, f) for r in results)
+               for f in ("write_turns_per_s", "recall_p50_ms", "recall_p95_ms",
+                         "recall_with_embed_p50_ms", "file_mib")}
+        print(f"| {size:,} | {med['write_turns_per_s']:,.0f} | {med['recall_p50_ms']:.2f} | "
+              f"{med['recall_p95_ms']:.2f} | {med['recall_with_embed_p50_ms']:.2f} | "
+              f"{med['file_mib']:.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
