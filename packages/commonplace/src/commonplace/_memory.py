@@ -253,7 +253,7 @@ class Memory:
         log = self._backend.get_recall(recall_id)
         if log is None:
             raise NotFoundError(f"no recall with id {recall_id!r}; use Recall.id")
-        shown = list(log.item_ids)
+        shown = list(log.shown_ids or log.item_ids)
         if used is None and reply is None:
             raise InvalidInputError("give used=[record ids] or reply='the answer text'")
         if used is not None:
@@ -262,7 +262,7 @@ class Memory:
             if unknown:
                 raise InvalidInputError(
                     f"{unknown} were not part of recall {recall_id}; used must name records "
-                    "that recall returned"
+                    "that recall showed"
                 )
         else:
             if not isinstance(reply, str):
@@ -271,7 +271,9 @@ class Memory:
         now = self._now(at)
         if not self._backend.mark_recall_feedback(recall_id, at=now):
             return Feedback(recall_id, (), (), already_given=True)
-        ignored = [i for i in shown if i not in used_ids]
+        # only what the search put forward can be "ignored": recent notes and hot records
+        # are shown every time, and not using them says nothing against them
+        ignored = [i for i in log.item_ids if i not in used_ids]
         self._backend.record_feedback(used=used_ids, ignored=ignored, at=now)
         pairs = [(a, b, "co_used") for n, a in enumerate(used_ids) for b in used_ids[n + 1 :]]
         if pairs:

@@ -27,6 +27,7 @@ from ..errors import PluginError
 from ..stores import Candidate
 
 _SECONDS_PER_DAY = 86_400.0
+_MIN_ACCESSIBILITY = 0.5
 
 
 @runtime_checkable
@@ -128,7 +129,8 @@ def score_candidates(
         lift = w.recency * rec + w.frequency * freq + w.importance * imp
         lift += sum(s.weight * extra[s.name] for s in signals)
         unused = max(0, record.ignored_count - record.used_count)
-        accessibility = 1.0 / (1.0 + config.ignore_penalty * unused)
+        # sinks with every ignore, but never below a floor: relevance must still win
+        accessibility = max(_MIN_ACCESSIBILITY, 1.0 / (1.0 + config.ignore_penalty * unused))
         tier_factor = config.cold_factor if record.tier is Tier.COLD else 1.0
         total = (w.semantic * semantic + gate * lift) * accessibility * tier_factor
         scores.append(

@@ -100,13 +100,20 @@ class Conflict:
 
 @dataclass(frozen=True, slots=True)
 class RecallLog:
-    """What one recall returned, kept so feedback can refer to it later."""
+    """What one recall returned, kept so feedback can refer to it later.
+
+    ``item_ids`` are the records the search retrieved as relevant (the ones
+    feedback counts as used or ignored); ``shown_ids`` every record the
+    compiled context showed (recent notes and hot records too), any of which
+    an answer may have used.
+    """
 
     id: str
     scope: Scope
     at: datetime
     item_ids: tuple[str, ...]
     feedback_at: datetime | None = None
+    shown_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

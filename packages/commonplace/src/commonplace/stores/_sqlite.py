@@ -768,6 +768,7 @@ class SQLiteBackend:
         ]
 
     def log_recall(self, log: RecallLog) -> None:
+        ids = {"retrieved": list(log.item_ids), "shown": list(log.shown_ids)}
         with self._transaction() as db:
             db.execute(
                 "INSERT OR REPLACE INTO recalls (id, scope_user, scope_agent, scope_thread, at, "
@@ -776,7 +777,7 @@ class SQLiteBackend:
                     log.id,
                     *log.scope.parts(),
                     to_epoch(log.at),
-                    json.dumps(list(log.item_ids)),
+                    json.dumps(ids),
                     maybe_epoch(log.feedback_at),
                 ),
             )
@@ -791,12 +792,14 @@ class SQLiteBackend:
         if row is None:
             return None
         rid, u, a, t, at, items, feedback = row
+        ids = json.loads(items)
         return RecallLog(
             rid,
             scope_from_parts(u, a, t),
             maybe_datetime(at) or datetime.min,
-            tuple(json.loads(items)),
+            tuple(ids["retrieved"]),
             maybe_datetime(feedback),
+            tuple(ids["shown"]),
         )
 
     def mark_recall_feedback(self, recall_id: str, *, at: datetime) -> bool:
