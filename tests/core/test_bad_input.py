@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from commonplace import Config, Kind, Memory, Weights
 from commonplace.errors import (
     CommonplaceError,

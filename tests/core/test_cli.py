@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from commonplace._cli import main
 
 

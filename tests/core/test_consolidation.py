@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import pytest
+
 from commonplace import Config, Kind, ManualClock, Memory, Record, hookimpl
 from commonplace._records import Status
 

@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+
 from commonplace import Kind, ManualClock, Memory, Scope
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from commonplace import Kind, Memory, Role
 from commonplace.errors import InvalidTypeError, NotFoundError
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from commonplace import Kind, Memory, NoteDraft, Role, Tags, Turn, hookimpl
 from commonplace._cli import main
 

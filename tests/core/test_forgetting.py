@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+
 from commonplace import Config, Kind, ManualClock, Memory, Status
 from commonplace.errors import NotFoundError
 from commonplace.stores import RecordQuery
@@ -160,3 +161,27 @@ def test_decay_never_removes_confirmed_notes_or_episodes(
     report = memory.forget_smart(scope="ana", days=1, max_frequency=100, max_importance=1.0)
     assert report.actions == ()
     assert memory.count(Kind.NOTE) == 1 and memory.count(Kind.EPISODE) == 1
+
+
+def test_a_forgotten_turn_is_not_stored_again_when_replayed(memory: Memory) -> None:
+    first = memory.write("My ex is called Sam.", scope="ana")
+    assert first.note is not None
+    memory.forget(first.note.id, scope="ana")
+    again = memory.write("My ex is called Sam.", scope="ana")
+    assert not again.created and again.note is None
+    assert memory.count(Kind.EPISODE) == 0 and memory.count(Kind.NOTE) == 0
+    other = memory.write("My ex is called Sam.", scope="bob")  # another scope is unaffected
+    assert other.created and other.note is not None
+
+
+def test_a_key_makes_two_messages_with_the_same_words_two_episodes(memory: Memory) -> None:
+    a = memory.write("I work at Unbabel.", scope="ana", key="msg-1")
+    b = memory.write("I work at Unbabel.", scope="ana", key="msg-2")
+    replay = memory.write("I work at Unbabel.", scope="ana", key="msg-1")
+    assert a.created and b.created and not replay.created
+    assert (
+        a.episode_id
+        != b.episode_id
+        == memory.write("I work at Unbabel.", scope="ana", key="msg-2").episode_id
+    )
+    assert memory.count(Kind.EPISODE) == 2

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+
 from commonplace import HashingEmbedder
 from commonplace.embedders._hashing import stem
 

@@ -11,6 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
+
 from commonplace import (
     Config,
     Kind,

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+
 from commonplace import Config, ManualClock, Memory, Tier, TierRules
 
 

@@ -6,8 +6,10 @@ import json
 import logging
 
 import pytest
-from commonplace import Memory, Modality
-from commonplace.write import LLMNoteWriter, NoteReplyError, parse_note_reply
+
+from commonplace import Config, ManualClock, Memory, Modality, ProfileRules
+from commonplace.lifecycle import LLMSummariser
+from commonplace.write import LLMNoteWriter, LLMProfileRewriter, NoteReplyError, parse_note_reply
 
 
 class ScriptedModel:
@@ -108,3 +110,61 @@ def test_the_model_never_sees_assistant_turns(db_url: str) -> None:
 def test_errors_name_the_problem() -> None:
     with pytest.raises(NoteReplyError, match="importance"):
         parse_note_reply('{"note": "The user x.", "importance": "high"}')
+
+
+# -- the LLM summariser and profile rewriter (same shape: prompt, strict JSON, fallback) --
+
+
+def _joana(memory: Memory, clock: ManualClock) -> None:
+    for text in ("My partner Joana is a nurse.", "Joana loves climbing.", "Joana adopted a cat."):
+        memory.write(text, scope="ana")
+    clock.advance(days=3)
+
+
+def test_the_llm_summariser_cites_notes_and_is_guarded(db_url: str, clock: ManualClock) -> None:
+    reply = json.dumps(
+        {
+            "sentences": [
+                {"text": "Joana is a nurse who loves climbing.", "sources": [1, 2]},
+                {"text": "Joana owns a yacht.", "sources": [3]},
+            ]
+        }
+    )
+    model = ScriptedModel(reply)
+    memory = Memory(db_url, clock=clock, plugins=[LLMSummariser(model)])
+    _joana(memory, clock)
+    report = memory.consolidate(scope="ana")
+    assert "[1] The user's partner Joana is a nurse." in model.prompts[0]
+    (summary_id,) = [a.record_id for a in report.actions if a.action == "summarise"]
+    rejected = [a.detail for a in report.actions if a.action == "reject_sentence"]
+    assert rejected and "yacht" in rejected[0]
+    summary = memory.explain(summary_id).record
+    memory.close()
+    assert summary.text == "About joana: Joana is a nurse who loves climbing."
+
+
+def test_a_junk_summary_falls_back_to_the_extractive_one(db_url: str, clock: ManualClock) -> None:
+    summariser = LLMSummariser(ScriptedModel('{"sentences": [{"text": "x", "sources": [9]}]}'))
+    with Memory(db_url, clock=clock, plugins=[summariser]) as memory:
+        _joana(memory, clock)
+        assert memory.consolidate(scope="ana").counts() == {"summarise": 1}
+    assert summariser.fallbacks == 1
+
+
+def test_the_llm_profile_rewriter_is_used_and_kept_honest(db_url: str, clock: ManualClock) -> None:
+    card = {
+        "identity": {"name": "Ana"},
+        "people": {"Joana": "partner"},
+        "events": [],
+        "voice": ["warm"],
+        "threads": [],
+    }
+    rewriter = LLMProfileRewriter(ScriptedModel(json.dumps(card), "not json at all"))
+    config = Config(profile=ProfileRules(rewrite_every=1))
+    with Memory(db_url, clock=clock, config=config, plugins=[rewriter]) as memory:
+        memory.write("My name is Ana.", scope="ana")
+        assert memory.profile(scope="ana").voice == ("warm",)
+        memory.write("I got laid off today.", scope="ana")  # junk reply: the rules take over
+        profile = memory.profile(scope="ana")
+    assert rewriter.fallbacks == 1
+    assert profile.identity["name"] == "Ana" and [e for _, e in profile.events] == ["layoff"]

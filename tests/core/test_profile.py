@@ -6,6 +6,7 @@ import random
 from collections.abc import Iterator
 
 import pytest
+
 from commonplace import Config, ManualClock, Memory, ProfileRules, Scope, count_tokens
 
 RULES = Config(profile=ProfileRules(rewrite_every=1), search_min_notes=0)

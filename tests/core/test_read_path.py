@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from commonplace import Config, Kind, ManualClock, Memory
 from commonplace.errors import InvalidInputError, NotFoundError
 

@@ -6,6 +6,7 @@ import math
 from datetime import timedelta
 
 import pytest
+
 from commonplace import Config, ManualClock, Memory, Weights
 from commonplace.read._signals import frequency, recency
 from commonplace.stores import Candidate

@@ -7,6 +7,7 @@ rules that must never break.
 from __future__ import annotations
 
 import pytest
+
 from commonplace import Memory, Modality
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from commonplace import Memory, Scope
 from commonplace.errors import InvalidScopeError, InvalidTypeError, NotFoundError
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from commonplace import Config, HashingEmbedder, Kind, ManualClock, Memory
 from commonplace.embedders import Vectors
 from commonplace.errors import (

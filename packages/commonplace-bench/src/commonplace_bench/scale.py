@@ -15,7 +15,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +23,25 @@ import numpy as np
 from commonplace import Config, HashingEmbedder, ManualClock, Memory, Scope
 from commonplace.embedders import Embedder, Vectors
 
-_TOPICS = ("run", "tea", "book", "garden", "guitar", "train", "museum", "bread", "chess",
-           "river", "market", "concert", "bike", "coffee", "painting", "lake", "forest")
+_TOPICS = (
+    "run",
+    "tea",
+    "book",
+    "garden",
+    "guitar",
+    "train",
+    "museum",
+    "bread",
+    "chess",
+    "river",
+    "market",
+    "concert",
+    "bike",
+    "coffee",
+    "painting",
+    "lake",
+    "forest",
+)
 _PLACES = ("Lisbon", "Porto", "Madrid", "Berlin", "Oslo", "Kyoto", "Lima", "Quito", "Accra")
 
 
@@ -34,8 +51,10 @@ def synthetic_turns(n: int, *, seed: int) -> list[str]:
     out = []
     for i in range(n):
         topic, place = rng.choice(_TOPICS), rng.choice(_PLACES)
-        out.append(f"I went to the {topic} {rng.choice(['club', 'shop', 'fair', 'class'])} "
-                   f"in {place} with friend number {i} and it cost {rng.randint(2, 300)} euros.")
+        out.append(
+            f"I went to the {topic} {rng.choice(['club', 'shop', 'fair', 'class'])} "
+            f"in {place} with friend number {i} and it cost {rng.randint(2, 300)} euros."
+        )
     return out
 
 
@@ -74,23 +93,27 @@ class ScaleResult:
     file_mib: float
 
 
-def measure(size: int, *, folder: Path, queries: int = 200, batch: int = 500, seed: int = 1
-            ) -> ScaleResult:
+def measure(
+    size: int, *, folder: Path, queries: int = 200, batch: int = 500, seed: int = 1
+) -> ScaleResult:
     embedder = CachedQueries(HashingEmbedder())
     clock = ManualClock(datetime(2026, 1, 1, tzinfo=timezone.utc))
     path = folder / f"scale-{size}.db"
     turns = synthetic_turns(size, seed=seed)
     scope = Scope(user="bench")
-    with Memory(f"sqlite:///{path}", embedder=embedder, clock=clock,
-                config=Config(touch_on_recall=True)) as memory:
+    with Memory(
+        f"sqlite:///{path}", embedder=embedder, clock=clock, config=Config(touch_on_recall=True)
+    ) as memory:
         start = time.perf_counter()
         for at in range(0, size, batch):
             clock.advance(minutes=30)
-            memory.write_many([memory.turn(t, scope=scope) for t in turns[at:at + batch]])
+            memory.write_many([memory.turn(t, scope=scope) for t in turns[at : at + batch]])
         write_rate = size / (time.perf_counter() - start)
         rng = random.Random(seed + 1)
-        asked = [f"what did I do at the {rng.choice(_TOPICS)} in {rng.choice(_PLACES)}?"
-                 for _ in range(queries)]
+        asked = [
+            f"what did I do at the {rng.choice(_TOPICS)} in {rng.choice(_PLACES)}?"
+            for _ in range(queries)
+        ]
         memory.recall(asked[0], scope=scope)  # load the vector cache once
         excluded = []
         embedder.warm(asked)
@@ -109,9 +132,14 @@ def measure(size: int, *, folder: Path, queries: int = 200, batch: int = 500, se
         finally:
             plain.close()
     size_mib = sum(p.stat().st_size for p in folder.glob(f"scale-{size}.db*")) / 2**20
-    return ScaleResult(size, write_rate, _ms(statistics.median(excluded)),
-                       _ms(float(np.percentile(excluded, 95))), _ms(statistics.median(included)),
-                       size_mib)
+    return ScaleResult(
+        size,
+        write_rate,
+        _ms(statistics.median(excluded)),
+        _ms(float(np.percentile(excluded, 95))),
+        _ms(statistics.median(included)),
+        size_mib,
+    )
 
 
 def _ms(seconds: float) -> float:
@@ -123,20 +151,32 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000])
     parser.add_argument("--runs", type=int, default=3, help="repeat and take medians")
     args = parser.parse_args(argv)
-    print("| notes | write turns/s | recall p50 ms (embed excluded) | p95 ms | "
-          "p50 ms (embed included) | file MiB |")
+    print(
+        "| notes | write turns/s | recall p50 ms (embed excluded) | p95 ms | "
+        "p50 ms (embed included) | file MiB |"
+    )
     print("|---:|---:|---:|---:|---:|---:|")
     for size in args.sizes:
         results = []
         for run in range(args.runs):
             with tempfile.TemporaryDirectory() as folder:
                 results.append(measure(size, folder=Path(folder), seed=run + 1))
-        med = {f: statistics.median(getattr(r, f) for r in results)
-               for f in ("write_turns_per_s", "recall_p50_ms", "recall_p95_ms",
-                         "recall_with_embed_p50_ms", "file_mib")}
-        print(f"| {size:,} | {med['write_turns_per_s']:,.0f} | {med['recall_p50_ms']:.2f} | "
-              f"{med['recall_p95_ms']:.2f} | {med['recall_with_embed_p50_ms']:.2f} | "
-              f"{med['file_mib']:.1f} |", flush=True)
+        med = {
+            f: statistics.median(getattr(r, f) for r in results)
+            for f in (
+                "write_turns_per_s",
+                "recall_p50_ms",
+                "recall_p95_ms",
+                "recall_with_embed_p50_ms",
+                "file_mib",
+            )
+        }
+        print(
+            f"| {size:,} | {med['write_turns_per_s']:,.0f} | {med['recall_p50_ms']:.2f} | "
+            f"{med['recall_p95_ms']:.2f} | {med['recall_with_embed_p50_ms']:.2f} | "
+            f"{med['file_mib']:.1f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

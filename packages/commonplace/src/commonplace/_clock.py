@@ -34,8 +34,10 @@ class ManualClock:
     def set(self, when: datetime) -> None:
         self._now = as_utc(when)
 
-    def advance(self, *, days: float = 0, hours: float = 0, minutes: float = 0) -> datetime:
-        self._now += timedelta(days=days, hours=hours, minutes=minutes)
+    def advance(
+        self, *, days: float = 0, hours: float = 0, minutes: float = 0, seconds: float = 0
+    ) -> datetime:
+        self._now += timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
         return self._now
 
 

@@ -77,7 +77,7 @@ class DecayRules:
     invalid_summary_days: float = 30.0
     forget_after_days: float = 180.0
     forget_max_frequency: int = 0
-    forget_max_importance: float = 0.3
+    forget_max_importance: float = 0.35
     link_decay: float = 0.9
     link_min_weight: float = 0.05
 

@@ -143,9 +143,16 @@ class Memory:
         scope: Scope | str | Mapping[str, str],
         at: datetime | None = None,
         meta: Mapping[str, Any] | None = None,
+        key: str | None = None,
     ) -> WriteResult:
-        """Store one turn as an immutable episode and, for a user turn, at most one note."""
-        return self.write_many([self.turn(text, role=role, scope=scope, at=at, meta=meta)])[0]
+        """Store one turn as an immutable episode and, for a user turn, at most one note.
+
+        The same turn sent twice is stored once: by its text, or by ``key`` (a
+        message id) when given, so two messages with the same words stay two.
+        """
+        return self.write_many(
+            [self.turn(text, role=role, scope=scope, at=at, meta=meta, key=key)]
+        )[0]
 
     def turn(
         self,
@@ -155,14 +162,19 @@ class Memory:
         scope: Scope | str | Mapping[str, str],
         at: datetime | None = None,
         meta: Mapping[str, Any] | None = None,
+        key: str | None = None,
     ) -> Turn:
         """Validate a turn for :meth:`write_many`; raises before anything is written."""
+        self._check_open()
+        if key is not None and (not isinstance(key, str) or not key or len(key) > 256):
+            raise InvalidInputError("key must be a non-empty str of at most 256 characters")
         return Turn(
             text=self._checked_text(text, limit=self.config.max_turn_chars, what="turn"),
             role=_checked_role(role),
             scope=coerce_scope(scope),
             at=self._now(at),
             meta=_checked_meta(meta),
+            key=key,
         )
 
     def write_many(self, turns: Sequence[Turn]) -> list[WriteResult]:
@@ -170,7 +182,7 @@ class Memory:
         self._check_open()
         if not isinstance(turns, Sequence) or not all(isinstance(t, Turn) for t in turns):
             raise InvalidTypeError("write_many takes a sequence of Turn; build them with turn()")
-        ids = [episode_id(t.scope, t.role, t.text) for t in turns]
+        ids = [episode_id(t.scope, t.role, t.text, t.key) for t in turns]
         results = self._writer.write_many(turns, ids)
         self._after_write(turns, results)
         return results

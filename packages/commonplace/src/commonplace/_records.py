@@ -182,10 +182,16 @@ class Record:
         return self.tags.importance
 
 
-def episode_id(scope: Scope, role: Role, text: str) -> str:
-    """Content-addressed id: the same turn in the same scope is the same episode."""
+def episode_id(scope: Scope, role: Role, text: str, key: str | None = None) -> str:
+    """Content-addressed id: the same turn in the same scope is the same episode.
+
+    With a ``key`` (a message id from the caller's framework) the key replaces the
+    text, so the same words said twice as two messages are two episodes, and the
+    same message sent twice is still one.
+    """
     digest = hashlib.sha256()
-    for part in (*scope.parts(), role.value, text):
+    parts = (role.value, text) if key is None else (role.value, "\x01key", key)
+    for part in (*scope.parts(), *parts):
         digest.update(part.encode("utf-8", "surrogatepass"))
         digest.update(b"\x00")
     return "ep_" + digest.hexdigest()[:24]

@@ -37,6 +37,11 @@ class Scope:
                 "pass e.g. scope=Scope(user='ana') or scope='ana'"
             )
 
+    @classmethod
+    def coerce(cls, scope: object) -> Scope:
+        """A Scope from a Scope, a user id string or a mapping of scope fields."""
+        return coerce_scope(scope)
+
     def parts(self) -> tuple[str, str, str]:
         """The three fields with ``""`` for unset, as stored."""
         return (self.user or "", self.agent or "", self.thread or "")

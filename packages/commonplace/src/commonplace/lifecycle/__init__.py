@@ -7,6 +7,7 @@ change is written to the audit log with the rule that made it.
 from ._consolidate import SummaryDraft, SummarySentence, extractive_summary
 from ._decay import DecayAction, DecayContext, DecayRule, ForgetSmart
 from ._forget import ForgetReport
+from ._llm import LLMSummariser
 from ._report import LifecycleReport
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "DecayRule",
     "ForgetReport",
     "ForgetSmart",
+    "LLMSummariser",
     "LifecycleReport",
     "SummaryDraft",
     "SummarySentence",

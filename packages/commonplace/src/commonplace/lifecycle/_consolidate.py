@@ -29,7 +29,7 @@ from .._scope import Scope
 from .._text import content_terms
 from ..embedders import Embedder
 from ..embedders._protocol import embed_checked
-from ..errors import PluginError
+from ..errors import CommonplaceError, PluginError
 from ..stores import AuditEntry, Backend, RecordQuery
 
 SUPPORT_THRESHOLD = 0.8
@@ -99,10 +99,12 @@ def consolidate(
     dry_run: bool,
 ) -> list[AuditEntry]:
     actions: list[AuditEntry] = []
-    existing = {
-        r.data.get("entity"): r
-        for r in backend.iter_records(RecordQuery(scope=scope, kinds=(Kind.SUMMARY,)))
-    }
+    summaries = list(
+        backend.iter_records(
+            RecordQuery(scope=scope, kinds=(Kind.SUMMARY,), statuses=tuple(Status))
+        )
+    )
+    known = {r.id: r.status for r in summaries}
     for entity, notes in sorted(clusters(backend, scope=scope, now=now, rules=rules).items()):
         fingerprint = hashlib.sha256(",".join(sorted(n.id for n in notes)).encode()).hexdigest()
         summary_scope = notes[0].scope if len({n.scope for n in notes}) == 1 else scope
@@ -112,9 +114,20 @@ def consolidate(
                 "\x00".join((*summary_scope.parts(), entity, fingerprint)).encode()
             ).hexdigest()[:24]
         )
-        old = existing.get(entity)
-        if old is not None and old.id == sid:
-            continue  # this cluster is already summarised
+        # what this summary replaces: the entity's summaries in its own scope or in the
+        # consolidated one, never those another thread's run wrote for that thread
+        olds = [
+            r
+            for r in summaries
+            if r.status is Status.ACTIVE
+            and r.id != sid
+            and r.data.get("entity") == entity
+            and r.scope in (summary_scope, scope)
+        ]
+        if sid in known:  # this cluster is already summarised: ids are never written twice,
+            if known[sid] is Status.ACTIVE:  # but a run cut short may not have retired
+                actions += _retire(olds, sid, now, backend, dry_run)  # what it replaced
+            continue
         draft = hooks.commonplace_summarise(entity=entity, notes=list(notes))
         if draft is None:
             draft = extractive_summary(entity, notes, max_sentences=rules.max_sentences)
@@ -167,20 +180,31 @@ def consolidate(
                 f"{len(kept)} sentences from {len(sources)} notes",
             )
         )
-        if old is not None and old.status is Status.ACTIVE:
-            actions.append(
-                AuditEntry(
-                    now,
-                    old.scope,
-                    "invalidate",
-                    "consolidate",
-                    old.id,
-                    f"its cluster changed; replaced by {sid}",
-                )
-            )
-        if dry_run:
-            continue
-        backend.add_records([record], embed_checked(embedder, [record.text]))
-        if old is not None and old.status is Status.ACTIVE:
-            backend.update_records([old.id], at=now, status=Status.INVALID)
+        if not dry_run:
+            try:
+                backend.add_records([record], embed_checked(embedder, [record.text]))
+            except CommonplaceError:
+                if backend.get_record(sid, any_status=True) is None:
+                    raise
+                continue  # a concurrent run wrote this very summary (ids come from content)
+        actions += _retire(olds, sid, now, backend, dry_run)
     return actions
+
+
+def _retire(
+    olds: list[Record], sid: str, now: datetime, backend: Backend, dry_run: bool
+) -> list[AuditEntry]:
+    """Invalidate the summaries ``sid`` replaces."""
+    if olds and not dry_run:
+        backend.update_records([r.id for r in olds], at=now, status=Status.INVALID)
+    return [
+        AuditEntry(
+            now,
+            r.scope,
+            "invalidate",
+            "consolidate",
+            r.id,
+            f"its cluster changed; replaced by {sid}",
+        )
+        for r in olds
+    ]

@@ -68,8 +68,7 @@ def update_procedures(
 ) -> list[AuditEntry]:
     groups = group_requests(list(backend.iter_records(RecordQuery(scope=scope))))
     existing = {
-        r.data.get("signature"): r
-        for r in backend.iter_records(RecordQuery(scope=scope, kinds=(Kind.PROCEDURE,)))
+        r.id: r for r in backend.iter_records(RecordQuery(scope=scope, kinds=(Kind.PROCEDURE,)))
     }
     actions: list[AuditEntry] = []
     changed: list[Record] = []
@@ -79,17 +78,21 @@ def update_procedures(
         episodes = sorted({e for n in notes for e in n.provenance})
         if len(episodes) < 2:
             continue
-        old = existing.get(signature)
+        record_scope = notes[0].scope if len({n.scope for n in notes}) == 1 else scope
+        rid = (
+            "pr_"
+            + hashlib.sha256("\x00".join((*record_scope.parts(), signature)).encode()).hexdigest()[
+                :24
+            ]
+        )
+        old = existing.get(rid)  # by id: another scope's procedure is never this one
         if old is not None and old.data.get("episodes") == episodes:
             continue  # nothing new matched
         confirmations = len(episodes)
         promoted = confirmations >= rules.procedure_confirmations
-        record_scope = notes[0].scope if len({n.scope for n in notes}) == 1 else scope
+        kept_hot = old is not None and (old.pinned or old.tier is Tier.HOT)
         record = Record(
-            id="pr_"
-            + hashlib.sha256("\x00".join((*record_scope.parts(), signature)).encode()).hexdigest()[
-                :24
-            ],
+            id=rid,
             kind=Kind.PROCEDURE,
             scope=record_scope,
             text=f"The user repeatedly asks for: {notes[-1].text}",
@@ -97,7 +100,12 @@ def update_procedures(
             provenance=tuple(sorted(n.id for n in notes)),
             created_at=old.created_at if old else now,
             last_access=now,
-            tier=Tier.WARM if promoted else Tier.COLD,
+            # what recalls, feedback and the user gave it is kept, not reset
+            access_count=old.access_count if old else 0,
+            used_count=old.used_count if old else 0,
+            ignored_count=old.ignored_count if old else 0,
+            pinned=old.pinned if old else False,
+            tier=Tier.HOT if kept_hot else Tier.WARM if promoted else Tier.COLD,
             data={
                 "signature": signature,
                 "confirmations": confirmations,

@@ -132,9 +132,9 @@ class RecallCompiler:
         recall_id = "rc_" + uuid.uuid4().hex[:24]
         if relevant and config.touch_on_recall and as_of is None:
             self._backend.touch([i.record.id for i in relevant], at=now)
-        shown = tuple(dict.fromkeys(included))
-        retrieved = tuple(i.record.id for i in relevant if i.record.id in shown)
-        self._backend.log_recall(RecallLog(recall_id, scope, now, retrieved, shown_ids=shown))
+        shown_ids = tuple(dict.fromkeys(included))
+        retrieved = tuple(i.record.id for i in relevant if i.record.id in shown_ids)
+        self._backend.log_recall(RecallLog(recall_id, scope, now, retrieved, shown_ids=shown_ids))
         return Recall(
             id=recall_id,
             query=query,

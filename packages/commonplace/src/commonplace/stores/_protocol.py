@@ -261,7 +261,12 @@ class Backend(Protocol):
         ...
 
     def delete_episodes(self, episode_ids: Collection[str]) -> list[str]:
-        """Remove episodes for good (only the right to be forgotten does this)."""
+        """Remove episodes for good (only the right to be forgotten does this).
+
+        Their ids are remembered (ids only, no content) so that a replayed turn is
+        not stored again: ``existing_episode_ids`` reports them and ``write_turns``
+        skips them.
+        """
         ...
 
     def derived_from(self, source_ids: Collection[str]) -> list[str]:

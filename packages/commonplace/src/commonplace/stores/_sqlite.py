@@ -93,10 +93,35 @@ class SQLiteBackend:
     # -- opening and transactions -------------------------------------------------------
 
     def _open(self) -> None:
+        version = self._check_header()
         with self._translate_errors():
-            app_id = self._db.execute("PRAGMA application_id").fetchone()[0]
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            has_tables = self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+            self._db.execute("PRAGMA busy_timeout = 30000")
+            if self._path != ":memory:":
+                self._db.execute("PRAGMA journal_mode = WAL")
+                # WAL with synchronous=NORMAL survives a killed process; FULL adds power loss.
+                self._db.execute("PRAGMA synchronous = NORMAL")
+            if version < SCHEMA_VERSION:
+                with self._transaction():
+                    # another process may have created or migrated the store meanwhile
+                    version = self._check_header()
+                    for migrate in MIGRATIONS[version:]:
+                        migrate(self._db)
+                    self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                    self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _check_header(self) -> int:
+        """The schema version, read in one snapshot; refuses files that are not ours."""
+        with self._translate_errors():
+            outer = self._db.in_transaction
+            if not outer:
+                self._db.execute("BEGIN")
+            try:
+                app_id = self._db.execute("PRAGMA application_id").fetchone()[0]
+                version = self._db.execute("PRAGMA user_version").fetchone()[0]
+                has_tables = self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            finally:
+                if not outer:
+                    self._db.execute("COMMIT")
         if app_id != APPLICATION_ID and (app_id != 0 or has_tables):
             raise CorruptStoreError(
                 f"{self._path!r} is an SQLite database but not a commonplace store; "
@@ -107,18 +132,7 @@ class SQLiteBackend:
                 f"{self._path!r} has schema version {version}, newer than this commonplace "
                 f"understands ({SCHEMA_VERSION}); upgrade commonplace to open it"
             )
-        with self._translate_errors():
-            self._db.execute("PRAGMA busy_timeout = 30000")
-            if self._path != ":memory:":
-                self._db.execute("PRAGMA journal_mode = WAL")
-                # WAL with synchronous=NORMAL survives a killed process; FULL adds power loss.
-                self._db.execute("PRAGMA synchronous = NORMAL")
-            if version < SCHEMA_VERSION:
-                with self._transaction():
-                    for migrate in MIGRATIONS[version:]:
-                        migrate(self._db)
-                    self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                    self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        return int(version)
 
     @contextlib.contextmanager
     def _translate_errors(self) -> Iterator[None]:
@@ -206,10 +220,13 @@ class SQLiteBackend:
         found: set[str] = set()
         with self._reading() as db:
             for chunk in chunks(list(ids)):
+                q = marks(len(chunk))
                 found.update(
                     row[0]
                     for row in db.execute(
-                        f"SELECT id FROM episodes WHERE id IN ({marks(len(chunk))})", chunk
+                        f"SELECT id FROM episodes WHERE id IN ({q}) "
+                        f"UNION SELECT id FROM forgotten WHERE id IN ({q})",
+                        chunk + chunk,
                     )
                 )
         return found
@@ -223,6 +240,11 @@ class SQLiteBackend:
         with self._transaction() as db:
             for turn in turns:
                 ep = turn.episode
+                if db.execute("SELECT 1 FROM forgotten WHERE id = ?", (ep.id,)).fetchone():
+                    fresh.append(False)  # forgotten on request: never stored again
+                    if turn.note is not None:
+                        row += 1
+                    continue
                 cursor = db.execute(
                     f"INSERT OR IGNORE INTO episodes ({EPISODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
                     (
@@ -664,6 +686,9 @@ class SQLiteBackend:
                     )
                 ]
                 db.execute(f"DELETE FROM episodes WHERE id IN ({marks(len(found))})", found)
+                db.executemany(
+                    "INSERT OR IGNORE INTO forgotten (id) VALUES (?)", [(f,) for f in found]
+                )
                 removed.extend(found)
         return removed
 

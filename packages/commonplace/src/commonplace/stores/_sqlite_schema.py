@@ -133,6 +133,8 @@ _V2 = (
         INSERT INTO records_fts (rowid, search) VALUES (new.seq, new.search);
     END""",
     "INSERT INTO records_fts (records_fts) VALUES ('rebuild')",
+    # turns removed on request: a replayed message must not bring them back
+    "CREATE TABLE forgotten (id TEXT PRIMARY KEY) WITHOUT ROWID",
 )
 
 

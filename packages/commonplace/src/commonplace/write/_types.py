@@ -20,6 +20,7 @@ class Turn:
     scope: Scope
     at: datetime
     meta: Mapping[str, Any] = field(default_factory=dict)
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

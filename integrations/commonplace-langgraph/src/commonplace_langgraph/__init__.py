@@ -1,0 +1,34 @@
+"""commonplace-langgraph: long-term memory for LangGraph graphs, by changing one line.
+
+- :class:`CommonplaceSaver` — a checkpointer that also writes the user's messages to memory;
+- :class:`CommonplaceStore` — a ``BaseStore`` whose search is commonplace's four-signal ranking;
+- :func:`add_memory_nodes` and the :class:`RecallNode`, :class:`NoteNode` and
+  :class:`ConsolidationNode` it adds around a model node;
+- :func:`memory_tools` — ``remember``, ``recall`` and ``forget`` for a ``ToolNode``;
+- :func:`chat_model_note_writer` — any chat model as the note writer.
+
+Importing this package builds nothing and opens nothing.
+"""
+
+from ._checkpointer import CommonplaceSaver
+from ._graph import add_memory_nodes
+from ._llm import chat_model_complete, chat_model_note_writer
+from ._nodes import MEMORY_MESSAGE_ID, ConsolidationNode, NoteNode, RecallNode
+from ._store import CommonplaceStore
+from ._tools import memory_tools
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CommonplaceSaver",
+    "CommonplaceStore",
+    "ConsolidationNode",
+    "MEMORY_MESSAGE_ID",
+    "NoteNode",
+    "RecallNode",
+    "__version__",
+    "add_memory_nodes",
+    "chat_model_complete",
+    "chat_model_note_writer",
+    "memory_tools",
+]

@@ -1,0 +1,40 @@
+"""Any langchain-core chat model as commonplace's note writer.
+
+The prompt, the validation of the reply and the fallback to the rule writer live in the
+core (``commonplace.write.LLMNoteWriter``); this only turns a ``BaseChatModel`` into the
+``complete(prompt) -> str`` callable it takes. The core only ever calls it for user
+turns, so the model never writes a note about an assistant reply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+
+from commonplace.errors import InvalidTypeError
+from commonplace.write import LLMNoteWriter, RuleNoteWriter
+
+from ._messages import message_text
+
+
+def chat_model_complete(model: BaseChatModel) -> Callable[[str], str]:
+    """``complete(prompt)``: one human message in, the reply's text out."""
+    if not isinstance(model, BaseChatModel):
+        raise InvalidTypeError(
+            f"model must be a langchain-core BaseChatModel, not {type(model).__name__}"
+        )
+
+    def complete(prompt: str) -> str:
+        reply = model.invoke([HumanMessage(content=prompt)])
+        return message_text(reply.content)
+
+    return complete
+
+
+def chat_model_note_writer(
+    model: BaseChatModel, *, fallback: RuleNoteWriter | None = None
+) -> LLMNoteWriter:
+    """A note-writer plugin: ``Memory(plugins=[chat_model_note_writer(model)])``."""
+    return LLMNoteWriter(chat_model_complete(model), fallback=fallback)

@@ -1,0 +1,115 @@
+"""Reading messages out of graph state: which are the user's, and their text.
+
+This is where the firewall starts on the LangGraph side: only a human message (a
+``HumanMessage``, or a dict with role ``user``/``human``) is ever handed to memory as a
+user turn. AI, tool and system messages, including the memory block the recall node
+injects, never are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+_HUMAN_ROLES = frozenset({"human", "user"})
+
+
+@dataclass(frozen=True, slots=True)
+class HumanTurn:
+    """A human message's stable id and its plain text."""
+
+    message_id: str
+    text: str
+
+
+def message_text(content: object) -> str:
+    """Plain text of a message's content: a string, or the text parts of content blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+        return "".join(parts)
+    return ""
+
+
+def is_human(message: object) -> bool:
+    if isinstance(message, BaseMessage):
+        return message.type == "human"
+    if isinstance(message, Mapping):
+        role = message.get("role", message.get("type"))
+        return isinstance(role, str) and role.lower() in _HUMAN_ROLES
+    return False
+
+
+def human_turns(messages: object) -> list[HumanTurn]:
+    """The human messages in a messages channel value, in order."""
+    if not isinstance(messages, (list, tuple)):
+        return []
+    turns = []
+    for message in messages:
+        if not is_human(message):
+            continue
+        text = message_text(_field(message, "content")).strip()
+        if not text:
+            continue
+        raw_id = _field(message, "id")
+        # add_messages gives every message an id; a channel without that reducer may not,
+        # and then the text itself is the identity (as it is for the core's episodes).
+        message_id = (
+            str(raw_id)
+            if raw_id
+            else "text:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        )
+        turns.append(HumanTurn(message_id, text))
+    return turns
+
+
+def current_turn(messages: object) -> list[object]:
+    """The messages of the latest user turn: its human messages and what came after."""
+    if not isinstance(messages, (list, tuple)):
+        return []
+    start = len(messages)
+    while start > 0 and not is_human(messages[start - 1]):
+        start -= 1
+    while start > 0 and is_human(messages[start - 1]):
+        start -= 1
+    return list(messages[start:])
+
+
+def last_message(messages: object) -> object | None:
+    if isinstance(messages, (list, tuple)) and messages:
+        last: object = messages[-1]
+        return last
+    return None
+
+
+def latest_human_text(messages: object) -> str | None:
+    turns = human_turns(messages)
+    return turns[-1].text if turns else None
+
+
+def ends_a_turn(messages: object) -> bool:
+    """Whether the last message is an assistant reply that calls no tool (a turn ended)."""
+    last = last_message(messages)
+    if isinstance(last, BaseMessage):
+        return last.type == "ai" and not getattr(last, "tool_calls", None)
+    return False
+
+
+def _field(message: object, name: str) -> Any:
+    if isinstance(message, Mapping):
+        return message.get(name)
+    return getattr(message, name, None)
+
+
+def count_human(messages: Iterable[object]) -> int:
+    return sum(1 for m in messages if is_human(m))

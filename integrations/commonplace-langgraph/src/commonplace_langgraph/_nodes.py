@@ -1,0 +1,181 @@
+"""Prebuilt graph nodes: recall before the model, note-writing and consolidation after it.
+
+Each node reads the conversation from the ``messages`` key of the state (a
+``MessagesState``-style list with the ``add_messages`` reducer) and the user from the
+run's config, with the same scope rule as :class:`CommonplaceSaver`, so a graph may use
+the nodes, the checkpointer, or both, and the episodes are the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.messages import RemoveMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from commonplace import Memory
+from commonplace.errors import InvalidInputError, InvalidTypeError
+
+from ._messages import (
+    count_human,
+    current_turn,
+    ends_a_turn,
+    human_turns,
+    is_human,
+    last_message,
+)
+from ._scope import ScopeRule
+
+MEMORY_MESSAGE_ID = "commonplace-memory"
+"""The id of the system message the recall node maintains (one per conversation)."""
+
+
+class _MemoryNode:
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        messages_key: str = "messages",
+        user_key: str = "user_id",
+        agent: str | None = None,
+    ) -> None:
+        if not isinstance(memory, Memory):
+            raise InvalidTypeError(
+                f"memory must be a commonplace.Memory, not {type(memory).__name__}"
+            )
+        if not isinstance(messages_key, str) or not messages_key:
+            raise InvalidTypeError("messages_key must be a non-empty str")
+        self.memory = memory
+        self.messages_key = messages_key
+        self.rule = ScopeRule(user_key=user_key, agent=agent)
+
+    def _messages(self, state: Mapping[str, Any]) -> list[Any]:
+        if not isinstance(state, Mapping):
+            raise InvalidTypeError(
+                f"{type(self).__name__} needs a dict-like state, not {type(state).__name__}"
+            )
+        messages = state.get(self.messages_key) or []
+        if not isinstance(messages, list):
+            raise InvalidTypeError(f"state[{self.messages_key!r}] must be a list of messages")
+        return messages
+
+
+class RecallNode(_MemoryNode):
+    """Puts the compiled memory for the user's latest message into the conversation.
+
+    It runs on a new user turn (the last message is human) and then replaces its
+    previous memory message, if any, with a fresh one placed after any leading system
+    prompt, so the model always sees exactly one current memory block. On other runs
+    (after a tool call, say) it changes nothing. ``top_k`` and ``budget_tokens`` go to
+    ``Memory.recall``.
+    """
+
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        messages_key: str = "messages",
+        user_key: str = "user_id",
+        agent: str | None = None,
+        top_k: int = 10,
+        budget_tokens: int | None = None,
+    ) -> None:
+        super().__init__(memory, messages_key=messages_key, user_key=user_key, agent=agent)
+        self.top_k = top_k
+        self.budget_tokens = budget_tokens
+
+    def __call__(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        messages = self._messages(state)
+        if not is_human(last_message(messages)):
+            return {}
+        query = human_turns(messages[-1:])
+        if not query:
+            return {}
+        recall = self.memory.recall(
+            query[-1].text[: self.memory.config.max_query_chars],
+            scope=self.rule.read_scope(config),
+            top_k=self.top_k,
+            budget_tokens=self.budget_tokens,
+        )
+        kept = [m for m in messages if getattr(m, "id", None) != MEMORY_MESSAGE_ID]
+        had_memory = len(kept) != len(messages)
+        if not recall.text and not had_memory:
+            return {}
+        lead = 0
+        while lead < len(kept) and getattr(kept[lead], "type", None) == "system":
+            lead += 1
+        block = [SystemMessage(content=recall.text, id=MEMORY_MESSAGE_ID)] if recall.text else []
+        # add_messages can only append or replace in place; putting the block right after
+        # the system prompt means rewriting the list (every message keeps its id).
+        return {
+            self.messages_key: [
+                RemoveMessage(id=REMOVE_ALL_MESSAGES),
+                *kept[:lead],
+                *block,
+                *kept[lead:],
+            ]
+        }
+
+
+class NoteNode(_MemoryNode):
+    """Writes the user's latest turn to memory (notes come from user turns only).
+
+    It writes the human messages of the current turn (earlier turns were written when
+    they were current, and rewriting them would bring back what ``forget`` removed).
+    Writing the same turn again is a no-op (the core keys episodes by scope, role and
+    text), so the node can run after every model call. Assistant, tool and system
+    messages are never written.
+    """
+
+    def __call__(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        turns = human_turns(current_turn(self._messages(state)))
+        if not turns:
+            return {}
+        scope = self.rule.write_scope(config)
+        batch = []
+        for turn in turns:
+            try:
+                batch.append(
+                    self.memory.turn(
+                        turn.text,
+                        role="user",
+                        scope=scope,
+                        meta={"source": "langgraph", "message_id": turn.message_id},
+                    )
+                )
+            except InvalidInputError:
+                continue  # an empty or oversized message is not memory; the graph goes on
+        if batch:
+            self.memory.write_many(batch)
+        return {}
+
+
+class ConsolidationNode(_MemoryNode):
+    """Runs ``Memory.consolidate`` for the user at the end of every ``every``-th turn.
+
+    A turn has ended when the last message is an assistant reply that calls no tool;
+    intermediate model calls of a tool loop do not count.
+    """
+
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        every: int = 1,
+        messages_key: str = "messages",
+        user_key: str = "user_id",
+        agent: str | None = None,
+    ) -> None:
+        super().__init__(memory, messages_key=messages_key, user_key=user_key, agent=agent)
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise InvalidInputError(f"every must be a positive int, not {every!r}")
+        self.every = every
+
+    def __call__(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        messages = self._messages(state)
+        if not ends_a_turn(messages) or count_human(messages) % self.every:
+            return {}
+        self.memory.consolidate(scope=self.rule.read_scope(config))
+        return {}

@@ -1,0 +1,176 @@
+"""A store batch, checked and sorted before any of it runs.
+
+Every operation is validated first (namespaces with LangGraph's own
+``InvalidNamespaceError``, filters, TTLs, values, paging with commonplace's errors), so
+a batch with one bad operation changes nothing. Puts to the same key are deduplicated,
+the last one winning, as in LangGraph's stores.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
+
+from langgraph.store.base import (
+    GetOp,
+    InvalidNamespaceError,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    SearchOp,
+    TTLConfig,
+)
+
+from commonplace.errors import InvalidInputError, InvalidTypeError
+
+from ._filters import check_filter
+from ._namespaces import check_labels
+
+MAX_VALUE_CHARS = 1_000_000
+
+
+class Plan:
+    """A batch, validated and sorted by kind; puts deduplicated (last write wins)."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.gets: list[tuple[int, GetOp]] = []
+        self.searches: list[tuple[int, SearchOp]] = []
+        self.listings: list[tuple[int, ListNamespacesOp]] = []
+        self.puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        self.encoded: dict[tuple[tuple[str, ...], str], str] = {}
+
+    @classmethod
+    def of(cls, ops: Iterable[Op]) -> Plan:
+        plan = cls()
+        for i, op in enumerate(ops):
+            plan.size += 1
+            if isinstance(op, GetOp):
+                plan.gets.append((i, GetOp(_namespace(op.namespace), _key(op.key), op.refresh_ttl)))
+            elif isinstance(op, SearchOp):
+                plan.searches.append((i, _search_op(op)))
+            elif isinstance(op, ListNamespacesOp):
+                plan.listings.append((i, _listing_op(op)))
+            elif isinstance(op, PutOp):
+                namespace = _namespace(op.namespace)
+                if op.value is not None:
+                    if not namespace:
+                        raise InvalidNamespaceError("Namespace cannot be empty.")
+                    if namespace[0] == "langgraph":
+                        raise InvalidNamespaceError(
+                            f'Root label for namespace cannot be "langgraph". Got: {namespace}'
+                        )
+                key = _key(op.key)
+                plan.encoded[(namespace, key)] = _encode_value(op.value)
+                plan.puts[(namespace, key)] = op._replace(
+                    namespace=namespace,
+                    key=key,
+                    ttl=check_ttl(op.ttl),
+                    index=_check_index(op.index),
+                )
+            else:
+                raise InvalidTypeError(f"unknown store operation {type(op).__name__}")
+        return plan
+
+
+def check_ttl_config(ttl: TTLConfig | None) -> TTLConfig | None:
+    if ttl is None:
+        return None
+    if not isinstance(ttl, Mapping):
+        raise InvalidTypeError(f"ttl must be a TTLConfig dict, not {type(ttl).__name__}")
+    unknown = set(ttl) - {
+        "refresh_on_read",
+        "default_ttl",
+        "sweep_interval_minutes",
+        "omit_expired",
+    }
+    if unknown:
+        raise InvalidInputError(f"unknown TTLConfig key(s) {sorted(unknown)}")
+    if "refresh_on_read" in ttl and not isinstance(ttl["refresh_on_read"], bool):
+        raise InvalidTypeError("ttl['refresh_on_read'] must be a bool")
+    check_ttl(ttl.get("default_ttl"))
+    return cast(TTLConfig, dict(ttl))
+
+
+def check_ttl(ttl: object) -> float | None:
+    if ttl is None:
+        return None
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)):
+        raise InvalidTypeError(f"ttl is in minutes and must be a number or None, not {ttl!r}")
+    if not math.isfinite(ttl) or ttl <= 0:
+        raise InvalidInputError(f"ttl must be a positive number of minutes (or None), not {ttl!r}")
+    return float(ttl)
+
+
+def _check_index(index: object) -> Any:
+    if index is None or index is False:
+        return index
+    if not isinstance(index, list):
+        raise InvalidTypeError(
+            "index must be None, False or a list of field paths such as ['text']"
+        )
+    if not all(isinstance(p, str) and p for p in index):
+        raise InvalidTypeError("index paths must be non-empty str such as 'text' or 'a.b[*]'")
+    return index
+
+
+def _namespace(namespace: object) -> tuple[str, ...]:
+    return check_labels(cast(Sequence[object], namespace), what="namespace")
+
+
+def _key(key: object) -> str:
+    if not isinstance(key, str):
+        raise InvalidTypeError(f"key must be a str, not {type(key).__name__}")
+    return key
+
+
+def _int(name: str, value: object, *, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidTypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < low:
+        raise InvalidInputError(f"{name} must be at least {low}, not {value}")
+    return value
+
+
+def _search_op(op: SearchOp) -> SearchOp:
+    if op.query is not None and not isinstance(op.query, str):
+        raise InvalidTypeError(f"query must be a str or None, not {type(op.query).__name__}")
+    return op._replace(
+        namespace_prefix=_namespace(op.namespace_prefix),
+        filter=check_filter(op.filter),
+        limit=_int("limit", op.limit, low=0),
+        offset=_int("offset", op.offset, low=0),
+        query=op.query or None,
+    )
+
+
+def _listing_op(op: ListNamespacesOp) -> ListNamespacesOp:
+    for condition in op.match_conditions or ():
+        if not isinstance(condition, MatchCondition) or condition.match_type not in (
+            "prefix",
+            "suffix",
+        ):
+            raise InvalidInputError(f"unsupported match condition {condition!r}")
+        check_labels(condition.path, what=f"{condition.match_type} path")
+    if op.max_depth is not None:
+        _int("max_depth", op.max_depth, low=1)
+    return op._replace(
+        limit=_int("limit", op.limit, low=0), offset=_int("offset", op.offset, low=0)
+    )
+
+
+def _encode_value(value: object) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise InvalidTypeError("a store value must be a dict with str keys")
+    try:
+        encoded = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"a store value must be JSON-serialisable ({exc})") from None
+    if len(encoded) > MAX_VALUE_CHARS:
+        raise InvalidInputError(f"a store value is over {MAX_VALUE_CHARS} characters as JSON")
+    return encoded

@@ -1,0 +1,171 @@
+"""remember / recall / forget: memory tools an agent can call.
+
+Bad arguments from the model are answered as tool errors the model can read; a missing
+store or user id is a configuration error and raises.
+
+The tools reach the store and the run's config through LangGraph's ``ToolRuntime``,
+which ``ToolNode`` injects and which never appears in the schema the model sees.
+
+The firewall holds here too: what the agent asks to ``remember`` is its own text, so it
+is kept as a store item in the user's namespace, marked ``source: "assistant"``, and
+never becomes a note. Notes are only ever written from the user's own messages.
+``recall`` returns both, labelled, with the ids ``forget`` takes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langgraph.prebuilt import ToolRuntime
+from langgraph.store.base import BaseStore
+
+from commonplace import Memory
+from commonplace.errors import InvalidInputError, InvalidTypeError, NotFoundError
+
+from ._namespaces import check_labels, namespace_for
+from ._scope import ScopeRule
+
+_MAX_SAVED_CHARS = 2_000
+
+
+class _Tools:
+    def __init__(
+        self,
+        memory: Memory | None,
+        rule: ScopeRule,
+        prefix: tuple[str, ...],
+        top_k: int,
+    ) -> None:
+        self.memory = memory
+        self.rule = rule
+        self.prefix = prefix
+        self.top_k = top_k
+
+    def _memory(self, runtime: ToolRuntime[Any, Any]) -> Memory | None:
+        found = self.memory or getattr(runtime.store, "memory", None)
+        return found if isinstance(found, Memory) else None
+
+    def _store(self, runtime: ToolRuntime[Any, Any]) -> BaseStore:
+        if runtime.store is None:
+            raise InvalidInputError(
+                "the memory tools need a store: compile the graph with store=CommonplaceStore(...)"
+            )
+        return runtime.store
+
+    def _namespace(self, runtime: ToolRuntime[Any, Any]) -> tuple[str, ...]:
+        return namespace_for(self.rule.read_scope(runtime.config), prefix=self.prefix)
+
+    def remember(self, text: str, runtime: ToolRuntime[Any, Any]) -> str:
+        if not isinstance(text, str) or not text.strip():
+            raise ToolException("remember needs the text to keep")
+        if len(text) > _MAX_SAVED_CHARS:
+            raise ToolException(f"keep memories short: at most {_MAX_SAVED_CHARS} characters")
+        key = "mem_" + uuid.uuid4().hex[:16]
+        value = {
+            "text": " ".join(text.split()),
+            "source": "assistant",
+            "thread_id": self.rule.thread(runtime.config),
+        }
+        self._store(runtime).put(self._namespace(runtime), key, value)
+        return f"Saved as {key}."
+
+    def recall(self, query: str, runtime: ToolRuntime[Any, Any]) -> str:
+        if not isinstance(query, str) or not query.strip():
+            raise ToolException("recall needs a query")
+        lines: list[str] = []
+        memory = self._memory(runtime)
+        if memory is not None:
+            recall = memory.recall(
+                query[: memory.config.max_query_chars],
+                scope=self.rule.read_scope(runtime.config),
+                top_k=self.top_k,
+            )
+            records = [i.record for i in recall.items if i.score.gate > 0]
+            records += [r for r in recall.recent if r.id not in {x.id for x in records}]
+            if records:
+                lines.append("From the user's own messages:")
+                lines += [f"- [{r.id}] {r.text}" for r in records[: self.top_k]]
+        if runtime.store is not None:
+            saved = runtime.store.search(self._namespace(runtime), query=query, limit=self.top_k)
+            if saved:
+                lines.append("Saved earlier by the assistant:")
+                lines += [f"- [{item.key}] {item.value.get('text', item.value)}" for item in saved]
+        return "\n".join(lines) if lines else "Nothing remembered about that."
+
+    def forget(self, memory_id: str, runtime: ToolRuntime[Any, Any]) -> str:
+        if not isinstance(memory_id, str) or not memory_id.strip():
+            raise ToolException("forget needs the id of a memory, as recall shows it")
+        memory_id = memory_id.strip()
+        if runtime.store is not None:
+            namespace = self._namespace(runtime)
+            if runtime.store.get(namespace, memory_id) is not None:
+                runtime.store.delete(namespace, memory_id)
+                return f"Forgot {memory_id}."
+        memory = self._memory(runtime)
+        if memory is not None:
+            try:
+                report = memory.forget(memory_id, scope=self.rule.read_scope(runtime.config))
+            except NotFoundError:
+                pass
+            else:
+                return f"Forgot {memory_id} ({len(report.removed)} record(s) removed)."
+        return f"No memory with id {memory_id} for this user."
+
+
+def memory_tools(
+    *,
+    memory: Memory | None = None,
+    user_key: str = "user_id",
+    agent: str | None = None,
+    namespace_prefix: tuple[str, ...] = ("memories",),
+    top_k: int = 5,
+) -> list[BaseTool]:
+    """The ``remember``, ``recall`` and ``forget`` tools, for a ``ToolNode``.
+
+    ``memory`` defaults to the store's (``CommonplaceStore.memory``); with any other
+    ``BaseStore`` the tools work on store items only. The user comes from
+    ``config["configurable"][user_key]``; ``namespace_prefix`` must match the store's.
+    """
+    if memory is not None and not isinstance(memory, Memory):
+        raise InvalidTypeError(f"memory must be a commonplace.Memory, not {type(memory).__name__}")
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise InvalidInputError(f"top_k must be a positive int, not {top_k!r}")
+    tools = _Tools(
+        memory,
+        ScopeRule(user_key=user_key, agent=agent),
+        check_labels(namespace_prefix, what="namespace_prefix"),
+        top_k,
+    )
+
+    def remember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
+        """Save a short fact about the user for later conversations.
+
+        Args:
+            text: One short sentence worth keeping, e.g. "Prefers answers in Portuguese".
+        """
+        return tools.remember(text, runtime)
+
+    def recall(query: str, runtime: ToolRuntime[Any, Any]) -> str:
+        """Look up what is remembered about the user. Results carry ids for forget.
+
+        Args:
+            query: What to look for, e.g. "where does the user live".
+        """
+        return tools.recall(query, runtime)
+
+    def forget(memory_id: str, runtime: ToolRuntime[Any, Any]) -> str:
+        """Forget one memory, by the id recall showed for it.
+
+        Args:
+            memory_id: The id in square brackets in recall's answer.
+        """
+        return tools.forget(memory_id, runtime)
+
+    # A bad argument from the model comes back to it as the tool's answer (so it can try
+    # again); a missing store or user is the developer's to fix, and raises.
+    return [
+        StructuredTool.from_function(fn, parse_docstring=True, handle_tool_error=True)
+        for fn in (remember, recall, forget)
+    ]

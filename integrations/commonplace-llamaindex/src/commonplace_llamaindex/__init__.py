@@ -1,0 +1,26 @@
+"""commonplace for LlamaIndex: notes, not transcripts, as chat memory and retrieval.
+
+- :class:`CommonplaceMemory`: a ``BaseMemory`` for chat engines and agents.
+- :class:`CommonplaceMemoryBlock`: a long-term block for LlamaIndex's ``Memory``.
+- :class:`CommonplaceRetriever`: four-signal recall as a ``BaseRetriever``.
+- :func:`llm_note_writer`: any LlamaIndex ``LLM`` as the note writer.
+
+Importing this package opens nothing and sets nothing: stores are opened on first use
+and the tokenizer is LlamaIndex's, looked up when tokens are counted.
+"""
+
+from ._block import CommonplaceMemoryBlock
+from ._memory import CommonplaceMemory
+from ._retriever import CommonplaceRetriever, nodes_from_recall
+from ._writer import llm_note_writer
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CommonplaceMemory",
+    "CommonplaceMemoryBlock",
+    "CommonplaceRetriever",
+    "__version__",
+    "llm_note_writer",
+    "nodes_from_recall",
+]

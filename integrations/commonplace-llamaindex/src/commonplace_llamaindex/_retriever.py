@@ -1,0 +1,108 @@
+"""CommonplaceRetriever: four-signal recall as a LlamaIndex ``BaseRetriever``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+from commonplace import Memory, Recall, RecallItem, Record, Scope
+from commonplace.errors import InvalidTypeError
+
+from ._checks import check_bool, check_int
+from ._scopes import as_scope
+
+# What a node carries about its record. Only the date is shown to the model (it helps
+# with "when did I say that"); the rest is for the application and is kept out of
+# prompts and embeddings, where ids and score tables are noise.
+METADATA_KEYS = ("kind", "tier", "provenance", "signals", "tags", "created_at")
+_SHOWN_TO_LLM = frozenset({"created_at"})
+
+
+class CommonplaceRetriever(BaseRetriever):
+    """Retrieve a scope's notes ranked by the four signals, as ``NodeWithScore``.
+
+    Each node is one record: its id is the record id (``memory.explain(node.node_id)``
+    gives the evidence), its text the note, its score the recall's total, and its
+    metadata the record's ``kind``, ``tier``, ``provenance`` (episode ids), ``tags``,
+    ``created_at`` and ``signals`` (the per-signal breakdown). By default only records
+    that pass commonplace's relevance gate are returned, the ones recall itself counts
+    as retrieved; ``relevant_only=False`` returns every ranked candidate up to ``top_k``.
+    """
+
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        scope: Scope | str | Mapping[str, str],
+        top_k: int = 10,
+        relevant_only: bool = True,
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
+    ) -> None:
+        if not isinstance(memory, Memory):
+            raise InvalidTypeError(
+                f"memory must be a commonplace.Memory, not {type(memory).__name__}"
+            )
+        self._memory = memory
+        self._scope = as_scope(scope)
+        self._top_k = check_int("top_k", top_k, low=1, high=1000)
+        self._relevant_only = check_bool("relevant_only", relevant_only)
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    @property
+    def scope(self) -> Scope:
+        return self._scope
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return self._nodes(self._recall(query_bundle))
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        # commonplace is synchronous (SQLite behind a lock); a worker thread keeps the
+        # event loop free while it embeds, searches and reranks.
+        return self._nodes(await asyncio.to_thread(self._recall, query_bundle))
+
+    def _recall(self, query_bundle: QueryBundle) -> Recall:
+        return self._memory.recall(query_bundle.query_str, scope=self._scope, top_k=self._top_k)
+
+    def _nodes(self, recall: Recall) -> list[NodeWithScore]:
+        return nodes_from_recall(recall, relevant_only=self._relevant_only)
+
+
+def nodes_from_recall(recall: Recall, *, relevant_only: bool = True) -> list[NodeWithScore]:
+    """The ranked records of a recall as nodes, best first."""
+    if not recall.items and getattr(recall, "searched", True) is False:
+        # A scope too small to be worth searching is shown whole as recent notes; they
+        # are all there is, unranked, so they come back without a score.
+        return [NodeWithScore(node=record_to_node(r), score=None) for r in recall.recent]
+    items = [i for i in recall.items if i.score.gate > 0 or not relevant_only]
+    return [item_to_node(item) for item in items]
+
+
+def item_to_node(item: RecallItem) -> NodeWithScore:
+    """One recalled record as a ``NodeWithScore`` with its breakdown in the metadata."""
+    return NodeWithScore(
+        node=record_to_node(item.record, signals=item.score.breakdown()), score=item.score.total
+    )
+
+
+def record_to_node(record: Record, *, signals: Mapping[str, float] | None = None) -> TextNode:
+    metadata = {
+        "kind": record.kind.value,
+        "tier": record.tier.value,
+        "provenance": list(record.provenance),
+        "signals": dict(signals or {}),
+        "tags": record.tags.to_json(),
+        "created_at": record.created_at.isoformat(),
+    }
+    hidden = [k for k in METADATA_KEYS if k not in _SHOWN_TO_LLM]
+    return TextNode(
+        id_=record.id,
+        text=record.text,
+        metadata=metadata,
+        excluded_llm_metadata_keys=hidden,
+        excluded_embed_metadata_keys=list(METADATA_KEYS),
+    )

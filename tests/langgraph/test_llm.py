@@ -1,0 +1,58 @@
+"""A langchain-core chat model as the note writer."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+from commonplace import Memory
+from commonplace.errors import InvalidTypeError
+from commonplace_langgraph import CommonplaceSaver, chat_model_complete, chat_model_note_writer
+
+NOTE = json.dumps(
+    {
+        "note": "The user's sister Rita works as a nurse.",
+        "modality": "statement",
+        "entities": ["Rita"],
+        "emotion": None,
+        "importance": 0.8,
+        "event": None,
+        "key": ["sister rita", "job"],
+        "value": "nurse",
+    }
+)
+
+
+def test_the_model_writes_notes_for_user_turns_only(tmp_path: object) -> None:
+    model = FakeListChatModel(responses=[NOTE, "this is not JSON"])
+    writer = chat_model_note_writer(model)
+    with Memory(":memory:", plugins=[writer]) as memory, CommonplaceSaver(memory) as saver:
+
+        def reply(state: MessagesState) -> dict[str, object]:
+            return {"messages": [AIMessage("My sister Eva is a pilot, by the way.")]}
+
+        builder = StateGraph(MessagesState)
+        builder.add_node("model", reply)
+        builder.add_edge(START, "model")
+        builder.add_edge("model", END)
+        graph = builder.compile(checkpointer=saver)
+        config = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
+        graph.invoke({"messages": [HumanMessage("My sister Rita is a nurse.")]}, config)
+        assert model.i == 1  # called once: for the user's turn, not the assistant's
+        recent = memory.recall("Rita", scope="ana").recent
+        assert [r.text for r in recent] == ["The user's sister Rita works as a nurse."]
+        # A junk reply falls back to the rule writer; the turn is not lost.
+        graph.invoke({"messages": [HumanMessage("I just moved to Porto.")]}, config)
+        assert model.i == 0 and writer.fallbacks == 1  # the fake cycled through both replies
+        assert memory.count("note", scope="ana") == 2
+
+
+def test_complete_takes_the_reply_text() -> None:
+    complete = chat_model_complete(FakeListChatModel(responses=["hello"]))
+    assert complete("prompt") == "hello"
+    with pytest.raises(InvalidTypeError, match="BaseChatModel"):
+        chat_model_complete(lambda prompt: "x")  # type: ignore[arg-type]
