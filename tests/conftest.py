@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+
 from commonplace import Config, ManualClock, Memory
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
