@@ -56,7 +56,10 @@ def build(folder: Path, *, fillers: int, seed: int) -> History:
     url = f"sqlite:///{folder / 'rerank.db'}"
     cases: list[Case] = []
     with Memory(url, clock=clock) as memory:
-        write = lambda text: memory.write(text, scope=SCOPE)  # noqa: E731
+
+        def write(text: str) -> None:
+            memory.write(text, scope=SCOPE)
+
         topics = [
             "pottery",
             "sailing",
@@ -104,12 +107,12 @@ def build(folder: Path, *, fillers: int, seed: int) -> History:
         for n, setting in enumerate(
             ["staging server", "backup server", "metrics server", "build server", "proxy server"]
         ):
-            old, new = rng.sample(range(8000, 9999), 2)
+            old_port, new_port = rng.sample(range(8000, 9999), 2)
             clock.set(START - timedelta(days=250 - n))
-            write(f"Our {setting} port is {old}.")
+            write(f"Our {setting} port is {old_port}.")
             clock.set(START + timedelta(days=150 + n))
-            write(f"The {setting} moved to port {new}.")
-            cases.append(Case("supersession", f"which port does the {setting} use?", str(new)))
+            write(f"The {setting} moved to port {new_port}.")
+            cases.append(Case("supersession", f"which port does the {setting} use?", str(new_port)))
         # frequency: two codes at one place; one of them is asked about again and again
         for n, place in enumerate(["harbour", "cabin", "studio", "allotment", "warehouse"]):
             often, rarely = rng.sample(["locker", "gate", "safe", "shed", "alarm", "door"], 2)
