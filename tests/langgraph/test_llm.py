@@ -56,3 +56,53 @@ def test_complete_takes_the_reply_text() -> None:
     assert complete("prompt") == "hello"
     with pytest.raises(InvalidTypeError, match="BaseChatModel"):
         chat_model_complete(lambda prompt: "x")  # type: ignore[arg-type]
+
+
+SUMMARY = json.dumps(
+    {
+        "sentences": [
+            {"text": "Joana is a nurse who loves climbing.", "sources": [1, 2]},
+            {"text": "Joana owns a yacht in Monaco.", "sources": [3]},
+        ]
+    }
+)
+CARD = json.dumps(
+    {"identity": {"name": "Ana"}, "people": {}, "events": [], "voice": ["warm"], "threads": []}
+)
+
+
+def test_a_chat_model_summarises_and_rewrites_the_card_under_the_core_guards() -> None:
+    from datetime import datetime, timezone
+
+    from commonplace import Config, ManualClock, ProfileRules
+    from commonplace_langgraph import chat_model_profile_rewriter, chat_model_summariser
+
+    clock = ManualClock(datetime(2026, 1, 1, tzinfo=timezone.utc))
+    plugins = [
+        chat_model_summariser(FakeListChatModel(responses=[SUMMARY])),
+        chat_model_profile_rewriter(FakeListChatModel(responses=[CARD] * 5)),
+    ]
+    config = Config(profile=ProfileRules(rewrite_every=1))
+    with Memory(":memory:", clock=clock, config=config, plugins=plugins) as memory:
+        for text in (
+            "My partner Joana is a nurse.",
+            "Joana loves climbing.",
+            "Joana adopted a cat.",
+        ):
+            memory.write(text, scope="ana")
+        clock.advance(days=3)
+        report = memory.consolidate(scope="ana")
+        (summary_id,) = [a.record_id for a in report.actions if a.action == "summarise"]
+        summary = memory.explain(summary_id).record
+        card = memory.profile(scope="ana")
+    assert summary.text == "About joana: Joana is a nurse who loves climbing."
+    assert "yacht" in str(summary.data["rejected"])  # type: ignore[union-attr]
+    assert card.voice == ("warm",) and card.people == {"Joana": "partner"}  # sticky rules
+
+
+def test_the_summariser_and_rewriter_refuse_non_chat_models() -> None:
+    from commonplace_langgraph import chat_model_profile_rewriter, chat_model_summariser
+
+    for build in (chat_model_summariser, chat_model_profile_rewriter):
+        with pytest.raises(InvalidTypeError):
+            build("gpt")  # type: ignore[arg-type]

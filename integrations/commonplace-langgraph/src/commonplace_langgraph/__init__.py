@@ -12,7 +12,12 @@ Importing this package builds nothing and opens nothing.
 
 from ._checkpointer import CommonplaceSaver
 from ._graph import add_memory_nodes
-from ._llm import chat_model_complete, chat_model_note_writer
+from ._llm import (
+    chat_model_complete,
+    chat_model_note_writer,
+    chat_model_profile_rewriter,
+    chat_model_summariser,
+)
 from ._nodes import MEMORY_MESSAGE_ID, ConsolidationNode, NoteNode, RecallNode
 from ._store import CommonplaceStore
 from ._tools import memory_tools
@@ -30,5 +35,7 @@ __all__ = [
     "add_memory_nodes",
     "chat_model_complete",
     "chat_model_note_writer",
+    "chat_model_profile_rewriter",
+    "chat_model_summariser",
     "memory_tools",
 ]

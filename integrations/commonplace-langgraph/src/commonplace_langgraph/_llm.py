@@ -1,4 +1,4 @@
-"""Any langchain-core chat model as commonplace's note writer.
+"""Any langchain-core chat model as commonplace's note writer, summariser or profile writer.
 
 The prompt, the validation of the reply and the fallback to the rule writer live in the
 core (``commonplace.write.LLMNoteWriter``); this only turns a ``BaseChatModel`` into the
@@ -14,7 +14,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from commonplace.errors import InvalidTypeError
-from commonplace.write import LLMNoteWriter, RuleNoteWriter
+from commonplace.lifecycle import LLMSummariser
+from commonplace.write import LLMNoteWriter, LLMProfileRewriter, RuleNoteWriter
 
 from ._messages import message_text
 
@@ -38,3 +39,14 @@ def chat_model_note_writer(
 ) -> LLMNoteWriter:
     """A note-writer plugin: ``Memory(plugins=[chat_model_note_writer(model)])``."""
     return LLMNoteWriter(chat_model_complete(model), fallback=fallback)
+
+
+def chat_model_summariser(model: BaseChatModel) -> LLMSummariser:
+    """A summariser plugin for consolidation; every sentence still faces the
+    hallucination guard, and junk falls back to the extractive summariser."""
+    return LLMSummariser(chat_model_complete(model))
+
+
+def chat_model_profile_rewriter(model: BaseChatModel) -> LLMProfileRewriter:
+    """A profile-card rewriter plugin; the sticky rules and the token cap still hold."""
+    return LLMProfileRewriter(chat_model_complete(model))

@@ -3,7 +3,8 @@
 - :class:`CommonplaceMemory`: a ``BaseMemory`` for chat engines and agents.
 - :class:`CommonplaceMemoryBlock`: a long-term block for LlamaIndex's ``Memory``.
 - :class:`CommonplaceRetriever`: four-signal recall as a ``BaseRetriever``.
-- :func:`llm_note_writer`: any LlamaIndex ``LLM`` as the note writer.
+- :func:`llm_note_writer`, :func:`llm_summariser`, :func:`llm_profile_rewriter`: any
+  LlamaIndex ``LLM`` as the note writer, the summariser or the profile-card writer.
 
 Importing this package opens nothing and sets nothing: stores are opened on first use
 and the tokenizer is LlamaIndex's, looked up when tokens are counted.
@@ -12,7 +13,7 @@ and the tokenizer is LlamaIndex's, looked up when tokens are counted.
 from ._block import CommonplaceMemoryBlock
 from ._memory import CommonplaceMemory
 from ._retriever import CommonplaceRetriever, nodes_from_recall
-from ._writer import llm_note_writer
+from ._writer import llm_note_writer, llm_profile_rewriter, llm_summariser
 
 __version__ = "0.1.0"
 
@@ -22,5 +23,7 @@ __all__ = [
     "CommonplaceRetriever",
     "__version__",
     "llm_note_writer",
+    "llm_profile_rewriter",
+    "llm_summariser",
     "nodes_from_recall",
 ]

@@ -1,12 +1,15 @@
-"""Any LlamaIndex LLM as commonplace's note writer."""
+"""Any LlamaIndex LLM as commonplace's note writer, summariser or profile writer."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from llama_index.core.llms.llm import LLM
 
 from commonplace import RuleNoteWriter
 from commonplace.errors import InvalidTypeError
-from commonplace.write import LLMNoteWriter
+from commonplace.lifecycle import LLMSummariser
+from commonplace.write import LLMNoteWriter, LLMProfileRewriter
 
 
 def llm_note_writer(llm: LLM, *, fallback: RuleNoteWriter | None = None) -> LLMNoteWriter:
@@ -18,10 +21,26 @@ def llm_note_writer(llm: LLM, *, fallback: RuleNoteWriter | None = None) -> LLMN
     LLM into the ``complete(prompt) -> str`` callable they need. The model only ever sees
     user turns: commonplace never sends it the assistant's replies.
     """
+    return LLMNoteWriter(llm_complete(llm), fallback=fallback)
+
+
+def llm_summariser(llm: LLM) -> LLMSummariser:
+    """A summariser plugin for consolidation; every sentence still faces the
+    hallucination guard, and junk falls back to the extractive summariser."""
+    return LLMSummariser(llm_complete(llm))
+
+
+def llm_profile_rewriter(llm: LLM) -> LLMProfileRewriter:
+    """A profile-card rewriter plugin; the sticky rules and the token cap still hold."""
+    return LLMProfileRewriter(llm_complete(llm))
+
+
+def llm_complete(llm: LLM) -> Callable[[str], str]:
+    """``complete(prompt)``: the LLM's completion text."""
     if not isinstance(llm, LLM):
         raise InvalidTypeError(f"llm must be a LlamaIndex LLM, not {type(llm).__name__}")
 
     def complete(prompt: str) -> str:
         return llm.complete(prompt).text
 
-    return LLMNoteWriter(complete, fallback=fallback)
+    return complete

@@ -1,4 +1,9 @@
-"""Word lists the rule-based note writer reads. Data, kept apart from the rules."""
+"""Word lists the rule-based note writer reads. Data, kept apart from the rules.
+
+Everything here is lower case with straight apostrophes: the writer folds a turn
+the same way before it matches. Entries of the ``*_PATTERNS`` tables are regular
+expression fragments; every other entry is a literal word or phrase.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,16 @@ NOISE = frozenset(
     """ok okay k kk okk lol lmao lmfao rofl haha hahaha hehe wait hmm hm hmmm mm thanks thank
     thx ty tysm yes no yeah yep yup nope nah sure cool nice great good fine alright right hi
     hello hey heya yo bye cya gn brb np ikr idk wow oh ah uh um ugh same true mhm word bet
-    gotcha sounds perfect awesome please pls sorry oops whoa omg""".split()
+    gotcha sounds perfect awesome please pls sorry oops whoa omg fair interesting noted
+    agreed exactly indeed totally definitely helps helped helpful worries back typo night
+    morning welcome lovely neat""".split()
+)
+# Words that may stand next to noise words without making the turn worth a note
+# ("thank you so much", "that's fair", "ok got it").
+FILLER = frozenset(
+    """i i'm im it it's its that that's thats this so much very really a lot at all to me
+    you u for the just too one thing again then now and but of got is was be see
+    sounds""".split()
 )
 NOISE_PHRASES = frozenset(
     {
@@ -46,12 +60,33 @@ NOISE_PHRASES = frozenset(
         "haha yes",
     }
 )
+# A word made only of laughter ("hahaha", "lmaooo", "lolol", "xD").
+LAUGHTER_PATTERN = r"(?:a?h[ae])+h?|(?:lo)+l+z?|lma+o+|lmfa+o+|ro+fl|x+d+"
+# Other one-word sounds of assent or hesitation ("mmhmm", "uh", "huh", "okie").
+MURMUR_PATTERN = r"m+h*m+|u+h+|h+u+h+|h+m+|o+k+(?:ie|ey|ay)?|okie|dokie|ye+p*s*|ya+y*"
 
-JOKE_MARKERS = ("lol", "lmao", "haha", "hehe", "jk", "just kidding", "kidding", "rofl", "/s")
-JOKE_EMOJI = ("😂", "🤣", "😜", "😝", "😆")
+# Laughter: the user finds something funny, which may be a joke or a real event.
+LAUGHTER_MARKERS = ("lol", "lmao", "lmfao", "haha", "hahaha", "hehe", "rofl")
+LAUGHTER_EMOJI = ("😂", "🤣", "😜", "😝", "😆", "😅", "🤪")
+# Saying outright that it was not meant.
+JOKE_MARKERS = ("jk", "j/k", "just kidding", "only kidding", "kidding", "/s")
+# Sarcasm: praise that means the opposite; the turn is a joke with an annoyed tone.
+SARCASM_PATTERNS = (
+    r"just what i (?:needed|wanted)",
+    r"exactly what i (?:needed|wanted)",
+    r"^(?:oh )?(?:great|wonderful|fantastic|perfect|lovely|awesome|yay),? (?:another|just|more)\b",
+    r"^oh (?:joy|great|wonderful|goody)\b",
+    r"\byeah,? right\b",
+    r"^yeah,? (?:i )?(?:just |totally |really )?love\b",
+    r"\blove that for me\b",
+    r"\bsaid no one ever\b",
+    r"^sure,? because\b",
+    r"\bis everyone's favou?rite\b",
+)
 
 QUOTE_MARKERS = (
     "you said",
+    "you say",
     "you told me",
     "you mentioned",
     "you wrote",
@@ -59,52 +94,149 @@ QUOTE_MARKERS = (
     "you suggested",
     "you claimed",
     "you recommended",
+    "you were right",
+    "you were wrong",
+    "you promised",
     "according to you",
     "like you said",
     "as you said",
+    "your previous",
+)
+# "your answer", "your last recipe": something the assistant produced.
+QUOTED_THINGS = (
+    "answer",
+    "reply",
+    "response",
+    "suggestion",
+    "suggestions",
+    "advice",
+    "recommendation",
+    "recommendations",
+    "recipe",
+    "tip",
+    "tips",
+    "idea",
+    "ideas",
+    "plan",
+    "list",
+    "explanation",
+    "code",
+    "summary",
+    "translation",
 )
 
 HYPOTHETICAL_MARKERS = (
     "what if",
     "imagine",
     "suppose",
+    "supposing",
     "hypothetically",
     "if i were",
     "if i had",
     "if i was",
     "if i could",
-    "i wonder if",
     "in theory",
     "let's say",
     "lets say",
     "pretend",
+    "what would happen if",
+    "what happens if",
+    "in a world where",
+    "if only",
 )
+# A sentence that opens with these and goes on to "would", "could" ... is a
+# conditional: "say I got married next year, would my taxes change?".
+CONDITIONAL_OPENERS = ("if", "say", "assuming", "assume", "supposing", "suppose")
 
-QUESTION_OPENERS = (
-    "what",
-    "who",
-    "whom",
-    "whose",
-    "where",
-    "when",
-    "why",
-    "how",
-    "which",
-    "do you",
+QUESTION_WORDS = ("what", "who", "whom", "whose", "where", "when", "why", "how", "which")
+# Verbs that open a yes/no question when a pronoun or determiner follows them.
+QUESTION_AUXILIARIES = (
+    "do",
     "does",
-    "did you",
-    "can you",
-    "could you",
-    "would you",
-    "should i",
-    "is it",
-    "is there",
-    "are there",
-    "are you",
-    "will you",
-    "have you",
-    "any idea",
-    "any tips",
+    "did",
+    "is",
+    "are",
+    "was",
+    "were",
+    "can",
+    "could",
+    "would",
+    "will",
+    "should",
+    "shall",
+    "have",
+    "has",
+    "am",
+    "may",
+    "r",
+    "didn't",
+    "don't",
+    "doesn't",
+    "isn't",
+    "aren't",
+    "won't",
+    "wouldn't",
+    "can't",
+    "shouldn't",
+)
+QUESTION_SUBJECTS = (
+    "i",
+    "you",
+    "u",
+    "we",
+    "it",
+    "there",
+    "they",
+    "he",
+    "she",
+    "my",
+    "your",
+    "the",
+    "this",
+    "that",
+    "these",
+    "those",
+    "a",
+    "an",
+    "any",
+    "anyone",
+    "someone",
+)
+QUESTION_OPENERS = ("any idea", "any tips", "any ideas", "any advice", "any recommendations")
+# Imperatives addressed to the assistant: a request is recorded as a question.
+REQUEST_VERBS = (
+    "tell",
+    "recommend",
+    "suggest",
+    "explain",
+    "translate",
+    "help",
+    "give",
+    "show",
+    "list",
+    "summarize",
+    "summarise",
+    "describe",
+    "compare",
+    "draft",
+    "remind",
+    "teach",
+    "walk",
+    "define",
+    "calculate",
+    "convert",
+    "generate",
+    "rewrite",
+    "proofread",
+    "please",
+    "pls",
+)
+# "I need a recipe for ...": a request dressed as a statement.
+REQUEST_PATTERNS = (
+    r"^i(?:'m| am)? (?:need|want|would like|'d like|looking for) (?:a|an|some|any|good) "
+    r"(?:\w+ )?(?:recipe|idea|tip|suggestion|recommendation|advice|name|word|example|template"
+    r"|list)s?\b",
+    r"^i have a question\b",
 )
 
 EMOTIONS: dict[str, tuple[str, ...]] = {
@@ -115,6 +247,7 @@ EMOTIONS: dict[str, tuple[str, ...]] = {
         "excited",
         "delighted",
         "love",
+        "loved",
         "loving",
         "proud",
         "grateful",
@@ -122,6 +255,11 @@ EMOTIONS: dict[str, tuple[str, ...]] = {
         "can't wait",
         "stoked",
         "yay",
+        "relieved",
+        "ecstatic",
+        "enjoyed",
+        "over the moon",
+        "wonderful",
     ),
     "sadness": (
         "sad",
@@ -131,24 +269,37 @@ EMOTIONS: dict[str, tuple[str, ...]] = {
         "heartbroken",
         "crying",
         "cried",
-        "down",
+        "feeling down",
+        "feel down",
+        "so down",
         "devastated",
         "grieving",
         "upset",
-        "hurts",
         "unhappy",
+        "gutted",
+        "miserable",
+        "heartbreaking",
     ),
     "anger": (
         "angry",
         "furious",
         "annoyed",
+        "annoying",
         "hate",
         "mad",
         "pissed",
         "irritated",
         "livid",
         "frustrated",
+        "frustrating",
         "fed up",
+        "ugh",
+        "driving me crazy",
+        "driving me nuts",
+        "driving me up the wall",
+        "drives me crazy",
+        "sick of",
+        "can't stand",
     ),
     "fear": (
         "scared",
@@ -159,7 +310,9 @@ EMOTIONS: dict[str, tuple[str, ...]] = {
         "terrified",
         "panicking",
         "dread",
+        "dreading",
         "freaking out",
+        "stay calm",
     ),
     "stress": (
         "stressed",
@@ -169,55 +322,103 @@ EMOTIONS: dict[str, tuple[str, ...]] = {
         "burnt out",
         "drained",
         "swamped",
+        "stressful",
     ),
     "surprise": ("shocked", "surprised", "can't believe", "cannot believe", "unbelievable"),
 }
+# A feeling word right after these is denied, not felt ("not worried", "don't love").
+NEGATIONS = ("not", "never", "no", "don't", "didn't", "doesn't", "isn't", "wasn't", "hardly")
+# Events good enough that an exclamation mark announcing them reads as joy.
+HAPPY_EVENTS = frozenset(
+    {"engagement", "marriage", "birth", "new_job", "promotion", "graduation", "retirement"}
+)
 
-# Major life events: pattern fragments (lower case) -> event tag.
-LIFE_EVENTS: tuple[tuple[str, str], ...] = (
-    ("laid off", "layoff"),
-    ("got fired", "layoff"),
-    ("lost my job", "layoff"),
-    ("was fired", "layoff"),
-    ("let go from", "layoff"),
-    ("broke up", "breakup"),
-    ("broken up", "breakup"),
-    ("dumped me", "breakup"),
-    ("divorce", "breakup"),
-    ("split up", "breakup"),
-    ("passed away", "death"),
-    ("died", "death"),
-    ("funeral", "death"),
-    ("lost my mom", "death"),
-    ("lost my dad", "death"),
-    ("got engaged", "engagement"),
-    ("we're engaged", "engagement"),
-    ("proposed", "engagement"),
-    ("got married", "marriage"),
-    ("wedding", "marriage"),
-    ("had a baby", "birth"),
-    ("gave birth", "birth"),
-    ("was born", "birth"),
-    ("pregnant", "birth"),
-    ("newborn", "birth"),
-    ("i moved to", "move"),
-    ("we moved to", "move"),
-    ("i'm moving to", "move"),
-    ("we're moving to", "move"),
-    ("i just moved", "move"),
-    ("we just moved", "move"),
-    ("i relocated to", "move"),
-    ("i'm relocating to", "move"),
-    ("moved house", "move"),
-    ("diagnosed", "diagnosis"),
-    ("diagnosis", "diagnosis"),
-    ("new job", "new_job"),
-    ("got the job", "new_job"),
-    ("got hired", "new_job"),
-    ("started working at", "new_job"),
-    ("promoted", "promotion"),
-    ("graduated", "graduation"),
-    ("retired", "retirement"),
+_KIN = (
+    r"(?:mom|mum|mother|dad|father|parents|grand(?:ma|pa|mother|father|parents|dad)|grandad|"
+    r"nana|granny|gran|"
+    r"brother|sister|son|daughter|wife|husband|partner|uncle|aunt|cousin|"
+    r"best friend|friend|girlfriend|boyfriend|fianc[ée]e?|dog|cat)"
+)
+# Things that "die" without anyone dying.
+_DEVICES = (
+    r"phone|battery|laptop|computer|pc|car|tv|plant|plants|signal|wifi|internet|"
+    r"conversation|mood|engine|server|app|game|screen|charger|mouse|keyboard|headphones"
+)
+
+# Major life events: regular-expression fragments (matched on the folded turn) -> tag.
+# The earliest match in the turn wins.
+LIFE_EVENT_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"laid off", "layoff"),
+    (r"(?:got|was|been|being) (?:fired|sacked|let go)", "layoff"),
+    (r"lost (?:my|his|her|their|our) job", "layoff"),
+    (r"let (?:me|him|her|us|them) go\b(?! to\b)", "layoff"),
+    (r"(?:position|role|job) (?:was|got|has been|is being) (?:eliminated|cut)", "layoff"),
+    (r"made redundant", "layoff"),
+    (r"broke up|broken up|breaking up|split up|dumped me|divorc", "breakup"),
+    (r"\b(?:we|and i) (?:just )?split\b(?! (?:the|a|an|it|our|my|up)\b)", "breakup"),
+    (
+        r"(?:girlfriend|boyfriend|partner|wife|husband|fianc[ée]e?) "
+        r"(?:moved out|left me|walked out)",
+        "breakup",
+    ),
+    (r"called off (?:the|our) (?:engagement|wedding)", "breakup"),
+    (r"passed away|funeral", "death"),
+    (
+        r"\b(?:my |our )?" + _KIN + r" (?:just |sadly )?passed\b"
+        r"(?! (?:the|a|an|my|his|her|it|me|on|by|through|out|over|up)\b)",
+        "death",
+    ),
+    (
+        r"(?<![\w'])(?!(?:" + _DEVICES + r"|just|finally|suddenly)\b)[\w']+"
+        r"(?: just| finally| suddenly)? died\b",
+        "death",
+    ),
+    (r"\blost (?:my |our )?" + _KIN + r"\b", "death"),
+    (r"(?:had|have) to put (?:my|our|him|her) (?:[\w']+ ){0,2}down\b", "death"),
+    (r"put (?:my|our) (?:dog|cat|pet|horse|rabbit)(?: [\w']+)? down\b", "death"),
+    (r"put to sleep", "death"),
+    (r"got engaged|(?:we're|i'm|we are|i am|and i are) engaged", "engagement"),
+    (
+        r"proposed to (?:me|her|him|my|[a-z]+ (?:on|at|in|last))"
+        r"|\b(?:he|she|they|boyfriend|girlfriend|partner) proposed",
+        "engagement",
+    ),
+    (r"got married|getting married|tied the knot|eloped|just married", "marriage"),
+    (r"(?:our|my) wedding\b", "marriage"),
+    (r"gave birth|(?:was|were) born|pregnant|newborn", "birth"),
+    (
+        r"\bhad (?:a|the|our|my|her|his|their) (?:\w+ )?baby\b|\b(?:i|we|wife|husband|partner"
+        r"|girlfriend) (?:just )?had (?:a|the|our|my|her) (?:\w+ )?(?:kid|son|daughter|boy|girl"
+        r"|child)\b",
+        "birth",
+    ),
+    (r"expecting (?:a baby|twins|triplets|our first|a boy|a girl|a little)", "birth"),
+    (r"named (?:the|our) (?:baby|son|daughter)", "birth"),
+    (
+        r"\b(?:i|we) (?:just |finally |recently )?(?:moved|relocated)(?: back| over)? "
+        r"(?:to|in together|into|from)\b",
+        "move",
+    ),
+    (r"^(?:just |finally )?(?:moved|relocated|moving|relocating) (?:to|from)\b", "move"),
+    (r"(?:i'm|we're|i am|we are) (?:moving|relocating)(?: back)? (?:to|in|into|out)\b", "move"),
+    (r"\bmov(?:e|ing) in (?:on|next|this|tomorrow|together|two|in)\b|moved house", "move"),
+    (r"diagnos", "diagnosis"),
+    (
+        r"(?:doctor|doc|dr|gp|specialist|neurologist|dermatologist|cardiologist|oncologist)s? "
+        r"(?:says|said|confirmed|told me) (?:that )?i (?:have|had|'ve got)\b",
+        "diagnosis",
+    ),
+    (r"tested positive for|(?:test|tests|scan|biopsy) came back positive", "diagnosis"),
+    (r"new job|got the job|got hired|got a job|landed a job|first day at", "new_job"),
+    (r"accepted (?:the|an|a|their) (?:job )?offer", "new_job"),
+    (r"started (?:a |my )?new (?:job|role|position)", "new_job"),
+    (r"promoted|got (?:a|the) promotion", "promotion"),
+    (r"graduated|graduating|defended my (?:thesis|dissertation)", "graduation"),
+    (
+        r"\bi (?:just |finally |officially )?retired\b|(?:i'm|i am) retiring"
+        r"|retiring (?:at|in|next|this|on|from|after)",
+        "retirement",
+    ),
 )
 
 OCCUPATION_ENDINGS = ("er", "or", "ist", "ian", "ant", "ent", "eer", "ect")
@@ -226,12 +427,23 @@ OCCUPATIONS = frozenset(
     architect pilot dentist pharmacist scientist researcher artist writer musician
     photographer plumber electrician carpenter mechanic firefighter paramedic barista
     cashier consultant analyst manager professor tutor therapist vet veterinarian programmer
-    freelancer journalist editor translator farmer baker butcher""".split()
+    freelancer journalist editor translator farmer baker butcher lead midwife surgeon
+    clerk coach""".split()
 )
 NOT_OCCUPATIONS = frozenset(
     """bit little lot fan big huge member part beginner sucker person morning night mess
-    wreck""".split()
+    wreck owner lover user player center centre corner order other mother father brother
+    sister daughter partner""".split()
 )
+# The noun at the end of "the staging server port", "the deploy branch": a setting.
+SETTING_NOUNS = frozenset(
+    """port version branch server host hostname address url endpoint password passcode pin
+    number limit timeout ttl size length interval region zone database db cluster channel
+    room floor plan tier key token domain ip path folder directory shell editor theme
+    language timezone schedule""".split()
+)
+# Adjectives that say a value is the latest one, not part of what it is ("my new email").
+CURRENCY_WORDS = ("new", "current", "latest", "updated")
 
 PARTNER_WORDS = (
     "wife",
@@ -245,16 +457,21 @@ PARTNER_WORDS = (
     "fiancée",
     "spouse",
 )
+# People and pets in the user's life, tagged when named as "my ..." or "our ...";
+# longer phrases first so "my best friend" is not read as "my ... friend".
 KIN_WORDS = (
+    "best friend",
     "mom",
     "mum",
     "mother",
     "dad",
     "father",
+    "parents",
     "sister",
     "brother",
     "son",
     "daughter",
+    "kids",
     "friend",
     "boss",
     "cousin",
@@ -264,19 +481,29 @@ KIN_WORDS = (
     "grandpa",
     "grandmother",
     "grandfather",
+    "grandparents",
+    "granddad",
+    "grandad",
+    "nana",
+    "granny",
     "coworker",
     "colleague",
     "roommate",
+    "flatmate",
     "neighbor",
     "neighbour",
+    "landlord",
+    "landlady",
     "dog",
     "cat",
     "kid",
     "baby",
+    "toddler",
     "niece",
     "nephew",
     "manager",
     "therapist",
+    "doctor",
 )
 
 DISCOURSE_OPENERS = (
@@ -298,7 +525,14 @@ DISCOURSE_OPENERS = (
     "actually",
     "fyi",
     "ps",
+    "wait",
+    "ok",
+    "okay",
+    "yeah",
+    "honestly",
+    "quick question",
 )
+GREETINGS = ("hi", "hello", "hey", "heya", "hiya", "greetings", "good morning", "good evening")
 
 MONTHS_AND_DAYS = frozenset(
     """january february march april may june july august september october november december
@@ -311,5 +545,23 @@ SENTENCE_STARTERS = frozenset(
     lately recently honestly basically apparently finally anyway maybe perhaps sometimes
     everyone everything nobody nothing someone something after before since when while
     because although though once still even only never always usually got had went started
-    just really also please thanks sorry guess""".split()
+    just really also please thanks sorry guess imagine pretend suppose say like quick long
+    rough big huge small bad weird crazy funny sad random news earlier ran made took came
+    saw found bought left lost met sent won told gave felt kept thought heard wrote read
+    ate now two three four five six seven eight nine ten twenty hundred half""".split()
+)
+# Irregular past tenses: left as they are after "the user", and a sentence opening
+# with one has dropped its "I" ("Got laid off today").
+PAST_TENSE = tuple(
+    """said told went got made took came saw found bought left lost met sent won gave felt
+    kept thought heard wrote read ate ran put hit quit broke fell knew began sang sat stood
+    spent paid brought taught caught built sold woke drove flew forgot threw wore swam
+    drank""".split()
+)
+
+# Capitalised abbreviations that are common nouns, not names.
+COMMON_ACRONYMS = frozenset(
+    """api ceo cto cfo coo vp phd md ttl adhd ocd ptsd ok lol asap fyi pm am tv dm hr ui ux
+    ai id pin gps cpu gpu ram ssd usb pdf faq diy eta irl tbh imo btw omg wtf rsvp ira acl
+    er icu mri ct atm iq url dns vpn""".split()
 )

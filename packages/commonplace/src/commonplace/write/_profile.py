@@ -101,38 +101,26 @@ def update_card(
     )
 
 
-def enforce_sticky(
-    previous: ProfileCard, proposed: ProfileCard, notes: Sequence[Record]
-) -> ProfileCard:
-    """Put back what the sticky rules keep, whatever the rewriter proposed."""
-    contradicted = {
-        n.tags.key.predicate
-        for n in notes
-        if n.tags.key is not None and n.tags.modality is Modality.STATEMENT
-    }
+def enforce_sticky(previous: ProfileCard, proposed: ProfileCard, notes: Sequence[Record]
+                   ) -> ProfileCard:
+    """Put back what the sticky rules keep, whatever the rewriter proposed.
+
+    What the rules extract from the new notes is the floor: identity facts and
+    named people the notes state, and their life events, are always on the card.
+    """
+    floor = update_card(previous, notes, ())
+    contradicted = {n.tags.key.predicate for n in notes
+                    if n.tags.key is not None and n.tags.modality is Modality.STATEMENT}
     identity = dict(proposed.identity)
-    for predicate, value in previous.identity.items():
-        if predicate not in contradicted:
+    for predicate, value in floor.identity.items():
+        if predicate in contradicted or predicate not in identity:
             identity[predicate] = value  # identity stays until the user contradicts it
-    gone = {
-        p
-        for p in previous.people
-        for n in notes
-        if _GONE.search(n.text) and re.search(rf"\b{re.escape(p)}\b", n.text)
-    }
-    people = dict(proposed.people)
-    for name, relation in previous.people.items():
-        if name not in gone:
-            people.setdefault(name, relation)  # people stay until the user says they are gone
-    for name in gone:
-        people.pop(name, None)
-    events = list(previous.events)
-    noted = [
-        (f"{n.created_at:%Y-%m-%d}", n.tags.event.replace("_", " "))
-        for n in notes
-        if n.tags.event and n.tags.modality is Modality.STATEMENT
-    ]
-    for event in (*noted, *proposed.events):  # life events stay for good
+    gone = {p for p in previous.people if p not in floor.people}
+    people = {n: r for n, r in proposed.people.items() if n not in gone}
+    for name, relation in floor.people.items():
+        people.setdefault(name, relation)  # people stay until the user says they are gone
+    events = list(floor.events)
+    for event in proposed.events:  # life events stay for good
         if event not in events:
             events.append(event)
     return ProfileCard(identity, people, tuple(events), proposed.voice, proposed.threads)

@@ -5,86 +5,344 @@ meant (statement, question, joke, hypothetical, quote of the assistant), tags
 who or what was named, the emotion, any major life event and any fact that can
 later change (subject/predicate/value), scores importance, and rewrites the
 sentence in the present tense about "the user". Noise gets a :class:`Skip`.
+
+Every lexicon is compiled into one regular expression at import time, so a turn
+costs a few dozen regex scans whatever the size of the word lists.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Iterable
 
 from .._records import FactKey, Modality, Tags
 from .._text import STOPWORDS
 from . import _lexicon as lex
 from ._types import NoteDraft, Skip, Turn
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“(])|\n+")
+# A sentence ends at . ! ? (not after a title or a common abbreviation), at a
+# spaced dash, or at a line break.
+_SENTENCE = re.compile(
+    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)"
+    r"(?<=[.!?])\s+(?=[\w\"'“(])|\s+[—–]\s+|\s+-{1,2}\s+|\n+"
+)
 _WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
-_CAPITALISED = re.compile(r"\b([A-Z][\w'’-]*(?:\s+(?:of\s+|de\s+|van\s+)?[A-Z][\w'’-]*)*)")
+_CAPITALISED = re.compile(
+    r"\b((?:(?:Dr|Mr|Mrs|Ms|Prof|St)\.\s+)?[A-Z][\w'’-]*(?:\s+(?:of\s+|de\s+|del\s+|da\s+|van\s+|von\s+|la\s+)?[A-Z][\w'’-]*)*)"
+)
 _NUMBER = re.compile(r"\d")
+_REPEATS = re.compile(r"(.)\1{2,}")
+_CONTRACTION = re.compile(r"['’](?:s|re|ll|ve|d|m|t)$", re.IGNORECASE)
 _MAX_NOTE_WORDS = 45
 
-# (pattern, subject, predicate); an empty subject or predicate is read from the
-# match's "s" or "p" group. The value is always the "v" group.
-_FACT_PATTERNS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), subject, predicate)
-    for pattern, subject, predicate in (
-        (r"\bmy name is (?P<v>[\w'’ -]{1,40}?)\s*(?:[.,!;]|$)", "user", "name"),
-        (r"\b(?:call me|i go by) (?P<v>[\w'’-]{1,30})", "user", "name"),
+
+def _alternation(phrases: Iterable[str]) -> str:
+    """Literal phrases as one alternation, longest first so the longest one wins."""
+    return "|".join(re.escape(p) for p in sorted(set(phrases), key=len, reverse=True))
+
+
+def _markers(phrases: Iterable[str]) -> re.Pattern[str]:
+    """Any of the phrases, as whole words."""
+    return re.compile(r"(?<![\w'])(?:" + _alternation(phrases) + r")(?![\w'])")
+
+
+_NOISE_WORD = re.compile(lex.LAUGHTER_PATTERN + "|" + lex.MURMUR_PATTERN)
+_QUOTE = re.compile(
+    _markers(lex.QUOTE_MARKERS).pattern
+    + r"|\byour (?:\w+ )?(?:"
+    + _alternation(lex.QUOTED_THINGS)
+    + r")\b"
+)
+_LAUGHTER = _markers(lex.LAUGHTER_MARKERS)
+_LAUGHTER_EMOJI = re.compile("|".join(lex.LAUGHTER_EMOJI))
+_EXPLICIT_JOKE = re.compile(r"(?<![\w'])(?:" + _alternation(lex.JOKE_MARKERS) + r")(?![\w'])")
+_SARCASM = re.compile("|".join(f"(?:{p})" for p in lex.SARCASM_PATTERNS))
+_HYPOTHETICAL = _markers(lex.HYPOTHETICAL_MARKERS)
+# "would it be crazy if I moved": "if" with a past tense imagines
+_IF_PAST = re.compile(
+    r"\bif (?:i|we) (?:\w+ed|were|had|was|took|went|quit|got|left|ran|sold|bought|lost|won|"
+    r"became|gave|did|made|stopped|came)\b"
+)
+_CONDITIONAL = re.compile(
+    r"^(?:"
+    + _alternation(lex.CONDITIONAL_OPENERS)
+    + r")\b[^.!?]*?\b(?:would|could|might|will|i'd|we'd|i'll|should)\b"
+)
+_QUESTION = re.compile(
+    r"^(?:(?:" + _alternation(lex.QUESTION_WORDS) + r")(?:'s|s|'re|'d|'ll)?\b"
+    r"|(?:"
+    + _alternation(lex.QUESTION_AUXILIARIES)
+    + r") (?:"
+    + _alternation(lex.QUESTION_SUBJECTS)
+    + r")\b"
+    r"|(?:" + _alternation(lex.QUESTION_OPENERS) + r")\b"
+    r"|(?:" + _alternation(lex.REQUEST_VERBS) + r")\b(?! (?:i|we)\b)"
+    r"|" + "|".join(f"(?:{p})" for p in lex.REQUEST_PATTERNS) + r")"
+)
+# A laughing turn that reports something that just happened, or happened at a
+# stated time, is a real event told with a laugh ("lol my toddler just put my
+# phone in the fridge", "we eloped last Friday lol"), not a joke.
+_SUBJECT = r"\b(?:i|we|my [\w']+|our [\w']+|he|she|they)\s+"
+_JUST_HAPPENED = re.compile(_SUBJECT + r"just\s+[\w']+")
+_PAST_VERB = re.compile(
+    _SUBJECT
+    + r"(?:[\w']+ed\b|(?:got|put|took|made|went|said|told|called|ate|broke|fell|left|lost|won|ran|saw|found|bought|sent|threw|forgot|came|gave|hit|spilt)\b)"
+)
+_WHEN = re.compile(
+    r"\b(?:yesterday|today|tonight|this (?:morning|afternoon|evening|week|weekend)|last (?:night|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|earlier today|\d+ (?:minutes|hours|days) ago)\b"
+)
+_OPENERS = re.compile(r"^(?:(?:" + _alternation(lex.DISCOURSE_OPENERS) + r")(?:\s*,\s*|\s+))+")
+_GREETING = re.compile(r"^(?:" + _alternation(lex.GREETINGS) + r")\b")
+_NEGATED = re.compile(r"(?:^|[\s,])(?:" + _alternation(lex.NEGATIONS) + r")\s+(?:[\w']+\s+)?$")
+_EMOTION = re.compile(
+    "|".join(
+        f"(?P<{emotion}>(?<![\\w']){'(?:' + _alternation(words) + ')'}(?![\\w']))"
+        for emotion, words in lex.EMOTIONS.items()
+    )
+)
+_EVENTS = tuple(event for _, event in lex.LIFE_EVENT_PATTERNS)
+_LIFE_EVENT = re.compile(
+    "|".join(f"(?P<e{i}>{pattern})" for i, (pattern, _) in enumerate(lex.LIFE_EVENT_PATTERNS))
+)
+_KIN = re.compile(
+    r"\b(?:my|our) (?:(?:new|old|late|dear|little|big|older|younger|ex|step)[ -])?("
+    + _alternation(lex.KIN_WORDS + lex.PARTNER_WORDS)
+    + r")(?:'s)?\b"
+)
+_PARTNERS = frozenset(lex.PARTNER_WORDS)
+_KIN_SET = frozenset(lex.KIN_WORDS) | _PARTNERS
+_CURRENCY = re.compile(r"^(?:" + _alternation(lex.CURRENCY_WORDS) + r")\s+")
+
+# What can end a value: punctuation, the end, or a word that starts a new clause.
+_END = r"\s*(?:[.,!;?]|$|\s+(?:now|since|with|for|because|but|and|as|from now on|these days|instead|rather than|not|that|who|which|btw|lol|haha|on the|at the|in the|too|again|anymore|after|before|until|when|where|in|on|at|to|from|so|today|yesterday|tomorrow|tonight|last|this|next)\b)"
+_NAME = r"(?-i:[A-Z])[\w'’-]*(?:\s+(?-i:[A-Z])[\w'’-]*){0,2}"
+_ORG_WORD = r"[\w&'’-]*(?:\.[\w&'’-]+)*"
+_ORG = (
+    r"(?-i:[A-Z])"
+    + _ORG_WORD
+    + r"(?:\s+(?:of\s+|de\s+|&\s+)?(?-i:[A-Z0-9])"
+    + _ORG_WORD
+    + r"){0,3}"
+)
+# a place may be typed in lower case ("toronto"), but only its first word
+_PLACE = (
+    r"(?!(?:" + "|".join(lex.MONTHS_AND_DAYS) + r")\b)[A-Z][\w'’-]*(?:\s+(?-i:[A-Z])[\w'’-]*){0,2}"
+)
+_TOKEN = r"[\w@:/#'’+-]+(?:\.[\w@:/#'’+-]+)*"
+_VALUE = _TOKEN + r"(?:\s+" + _TOKEN + r"){0,5}?"
+
+# (pattern, subject, predicate, event); an empty predicate is read from the
+# match's "p" group. The value is always the "v" group; the event (if any) is
+# what the fact implies ("I just started at Canva" is a new job).
+_FACT_PATTERNS: tuple[tuple[re.Pattern[str], str, str, str | None], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), subject, predicate, event)
+    for pattern, subject, predicate, event in (
         (
-            r"\bi(?:'m| am) (?:now )?(?:living|based) in (?P<v>[A-Z][\w'’ -]{1,40}?)\s*(?:[.,!;]|$| now| since| with| for)",
+            r"\bmy (?:first |full )?name(?:'s| is) (?P<v>" + _NAME + r"|[\w'’-]+)",
+            "user",
+            "name",
+            None,
+        ),
+        (r"\b(?:call me|i go by|you can call me) (?P<v>[\w'’-]{1,30})", "user", "name", None),
+        (
+            r"\b(?:i|we)(?:'m| am|'re| are) (?:now )?(?:living|based) in (?P<v>"
+            + _PLACE
+            + r")"
+            + _END,
             "user",
             "city",
+            None,
         ),
         (
-            r"\bi (?:now )?live in (?P<v>[A-Z][\w'’ -]{1,40}?)\s*(?:[.,!;]|$| now| since| with| for)",
+            r"\b(?:i|we) (?:now |still |currently )?live in (?:(?:a|an|the|our|my) [\w' -]{1,30}? in )?(?P<v>"
+            + _PLACE
+            + r")"
+            + _END,
             "user",
             "city",
+            None,
         ),
         (
-            r"\b(?:i|we) (?:just )?(?:moved|relocated) to (?P<v>[A-Z][\w'’ -]{1,40}?)\s*(?:[.,!;]|$| last| this| in| with| for)",
+            r"\b(?:i|we)(?:'m| am|'re| are) now in (?P<v>" + _PLACE + r")" + _END,
             "user",
             "city",
+            None,
+        ),
+        (r"\b(?:i|we)(?:'m| am|'re| are) in (?P<v>" + _PLACE + r") now\b", "user", "city", None),
+        (
+            r"(?:\b(?:i|we)\s+|^)(?:just |finally |recently )?(?:moved|relocated)(?: back| over| in together)?(?: from [\w'’ -]+?)? (?:to|in) (?P<v>(?!the\b|a\b|my\b|our\b)"
+            + _PLACE
+            + r")"
+            + _END,
+            "user",
+            "city",
+            "move",
         ),
         (
-            r"\bi (?:now )?work (?:at|for) (?P<v>[A-Z][\w&'’ .-]{1,40}?)\s*(?:[.,!;]|$| as| now| since)",
+            r"\bi (?:now |still |currently )?work (?:at|for) (?P<v>"
+            + _ORG
+            + r"|"
+            + _TOKEN
+            + r")"
+            + _END
+            + r"|\bi work (?:at|for) (?P<w>[\w&'’ .-]{1,40}?)\s*(?:[.,!;]|$| as| now| since)",
             "user",
             "employer",
+            None,
         ),
         (
-            r"\bi (?:just )?(?:joined|started at|got a job at) (?P<v>[A-Z][\w&'’ .-]{1,40}?)\s*(?:[.,!;]|$| as| last| this)",
+            r"\bi (?:just )?joined (?:a|an) (?:[\w-]+ ){0,4}?(?:company|startup|firm|agency|studio|lab|team|bank|nonprofit|charity) (?:called|named) (?P<v>"
+            + _ORG
+            + r")",
             "user",
             "employer",
+            "new_job",
         ),
-        (r"\bi work as (?:an? )?(?P<v>[\w -]{2,40}?)\s*(?:[.,!;]|$| at| for| in)", "user", "job"),
+        (
+            r"(?:\bi(?:'ve| have)? |^)(?:just |finally |officially )?(?:joined|started at|start at|(?:started|starting|start) (?:a |my )?(?:new )?(?:job|role|position) (?:at|with)|started working at|got a job at|got the job at|landed a job at|accepted (?:the|an|a|their) (?:job )?offer (?:from|at))(?:\s+work)? (?P<v>"
+            + _ORG
+            + r")",
+            "user",
+            "employer",
+            "new_job",
+        ),
+        (
+            r"\bi(?:'m| am) (?:starting|beginning) (?:a new job |work )?at (?P<v>" + _ORG + r")",
+            "user",
+            "employer",
+            "new_job",
+        ),
+        (
+            r"\bi(?:'m| am) now (?:at|with|working at|working for) (?P<v>" + _ORG + r")",
+            "user",
+            "employer",
+            "new_job",
+        ),
+        (
+            r"\bpromoted to (?:be |the role of |become )?(?:an? |the )?(?P<v>[a-z]+(?: [a-z]+){0,3}?)"
+            + _END,
+            "user",
+            "job",
+            "promotion",
+        ),
+        (
+            r"\bi work as (?:an? )?(?P<v>[\w -]{2,40}?)\s*(?:[.,!;]|$| at| for| in)",
+            "user",
+            "job",
+            None,
+        ),
         (
             r"\bmy (?:job|profession|occupation) is (?:an? )?(?P<v>[\w -]{2,40}?)\s*(?:[.,!;]|$)",
             "user",
             "job",
+            None,
         ),
         (
-            r"\bmy (?:wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|spouse)(?:'s name)? is (?P<v>[A-Z][\w'’-]*)",
+            r"\b(?:i|we)(?:'m| am) (?:now )?(?:on|in) the (?P<v>[\w -]{1,30}?) team\b",
+            "user",
+            "team",
+            None,
+        ),
+        (
+            r"\bi(?:'m| am|m) (?P<v>\d{1,3})(?:\s*(?:years old|year old|yo|y/o))?(?="
+            + _END
+            + r"|\s+(?:years|today|this|next))",
+            "user",
+            "age",
+            None,
+        ),
+        (r"\bi (?:just |recently )?turned (?P<v>\d{1,3})\b", "user", "age", None),
+        (
+            r"\bmy (?:wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|spouse)(?:'s name)? is (?P<v>"
+            + _NAME
+            + r")",
             "user",
             "partner",
+            None,
         ),
         (
-            r"\b(?:my|our) (?P<p>[a-z][a-z ]{1,30}?) is (?:now )?(?!\w+ing\b)(?P<v>[\w@.:/#'’ -]{1,40}?)\s*(?:[.,!;]|$)",
+            r"\bi(?:'m| am|'ve been| have been) (?:dating|seeing|with) (?:someone|somebody|a (?:guy|girl|man|woman))(?: new)?\W+(?:her|his|their) name is (?P<v>"
+            + _NAME
+            + r")",
             "user",
-            "",
+            "partner",
+            None,
         ),
         (
-            r"\bthe (?P<p>[a-z][a-z ]{1,30}?) (?:is now|moved to|changed to|was moved to|was changed to|now runs on|runs on) (?P<v>[\w@.:/#'’ -]{1,40}?)\s*(?:[.,!;]|$)",
+            r"\bi(?:'m| am) (?:dating|seeing|engaged to|married to) (?P<v>" + _NAME + r")",
+            "user",
+            "partner",
+            None,
+        ),
+        (r"\b(?:my|our) (?P<p>[a-z]+)'s name is (?P<v>" + _NAME + r")", "user", "", None),
+        (
+            r"\b(?:my|our) (?P<p>[a-z][a-z0-9 ]{1,30}?) (?:has )?(?:changed|is different now)(?: to|,? (?:it's|it is|now it's)| - it's)? (?P<v>"
+            + _VALUE
+            + r")"
+            + _END,
             "user",
             "",
+            None,
+        ),
+        (
+            r"\b(?:my|our) (?P<p>[a-z][a-z0-9 ]{1,30}?) (?:is|are|was changed to|changed to) (?:now )?(?!\w+ing\b)(?P<v>"
+            + _VALUE
+            + r")"
+            + _END,
+            "user",
+            "",
+            None,
+        ),
+        (
+            r"\b(?:the|our|my) (?P<p>[a-z][a-z0-9 ]{1,30}?) (?:is now|moved to|changed to|was moved to|was changed to|(?:now )?(?:runs on|points to|listens on|lives at|is hosted (?:at|on))|is moving to) (?P<v>"
+            + _VALUE
+            + r")"
+            + _END,
+            "user",
+            "",
+            None,
+        ),
+        (
+            r"\b(?:i |we )?(?:changed|switched|set|updated|bumped|upgraded|moved|migrated|raised|lowered|increased|decreased|reduced) (?:the|my|our) (?P<p>[a-z][a-z0-9 ]{1,30}?) (?:to|over to) (?P<v>"
+            + _VALUE
+            + r")"
+            + _END,
+            "user",
+            "",
+            None,
         ),
     )
 )
+# "the X is Y" is a fact only for a setting, a number or an update ("the weather is
+# nice" is not), which _predicate checks.
+_THE_X_IS = re.compile(
+    r"\b(?:the|our) (?P<p>[a-z][a-z0-9 ]{1,30}?) (?:is|are)(?: now)?(?: (?P<prep>on|at))? (?P<v>"
+    + _VALUE
+    + r")"
+    + _END,
+    re.IGNORECASE,
+)
+_UPDATE = re.compile(r"\s*(?:now|from now on|these days|anymore)\b")
+_NOW = re.compile(r"\bnow\b", re.IGNORECASE)
 _TRAILING_FILLER = re.compile(r"(?:\s+(?:by the way|btw|now|again|too|lol|haha))+\s*$", re.I)
 _UNIT_VALUE = re.compile(
     r"(port|version|number|room|floor|level|size|line|address|plan|tier)\s+(\S*\d\S*)",
     re.IGNORECASE,
 )
+_VALUE_UNIT = re.compile(r"(?:the\s+)?(\S*\d\S*)\s+(floor|level|version|tier|plan)", re.IGNORECASE)
+_CLOCK = re.compile(r"\d{1,2}(?:[:.]\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.)?", re.IGNORECASE)
+_CALLED = re.compile(r"^(?:a|an)\s.*?\b(?:called|named)\s+(.+)$", re.IGNORECASE)
+_ARTICLE = re.compile(r"^(?:a|an)\s+", re.IGNORECASE)
 _OCCUPATION = re.compile(
-    r"\bi(?:'m| am) (?:an? )(?P<v>[a-z]+(?: [a-z]+)?)\s*(?:[.,!;]|$| at| for| in)", re.IGNORECASE
+    r"\bi(?:'m| am|m) (?:now )?(?:an? )(?P<v>[a-z]+(?: [a-z]+){0,3}?)"
+    + _END
+    + r"|\bi(?:'m| am|m) (?:now )?(?:an? )(?P<w>[a-z]+(?: [a-z]+){0,3}?)\s+(?:at|in|from|working)\b",
+    re.IGNORECASE,
+)
+_SELF_NAME = re.compile(
+    r"\b(?:i'm|i am|im|this is) (?P<v>(?-i:[A-Z])[\w'’-]+)(?=\s*(?:[,.!;]|$|\s+(?:and|from|here|by)\b))",
+    re.IGNORECASE,
 )
 
 _PRONOUNS = {
@@ -131,6 +389,7 @@ _IRREGULAR = {
     "got": "got",
     "shall": "shall",
 }
+_PAST_TENSE = frozenset(lex.PAST_TENSE)
 _ADVERBS = frozenset(
     [
         "just",
@@ -150,6 +409,17 @@ _ADVERBS = frozenset(
         "kinda",
     ]
 )
+_ORDINARY = (
+    STOPWORDS
+    | lex.SENTENCE_STARTERS
+    | lex.NOISE
+    | frozenset(lex.DISCOURSE_OPENERS)
+    | frozenset(lex.REQUEST_VERBS)
+    | frozenset(lex.HYPOTHETICAL_MARKERS)
+    | frozenset(lex.CONDITIONAL_OPENERS)
+    | frozenset(w for words in lex.EMOTIONS.values() for w in words)
+)
+_EMPHASIS = STOPWORDS | frozenset(w for words in lex.EMOTIONS.values() for w in words)
 
 
 class RuleNoteWriter:
@@ -160,13 +430,18 @@ class RuleNoteWriter:
         reason = _noise_reason(text)
         if reason is not None:
             return Skip(reason)
-        sentence = _best_sentence(text)
-        whole = text.lower().replace("’", "'")
-        modality = _modality(sentence, whole)
-        event = _life_event(whole) if modality is Modality.STATEMENT else None
-        key, value = _fact(sentence) if modality is Modality.STATEMENT else (None, None)
-        entities = _entities(sentence)
-        emotion = _emotion(whole)
+        sentences = _sentences(text)
+        sentence = _best_sentence(sentences, text)
+        whole = _fold(text)
+        modality, sarcastic = _modality(sentence, whole)
+        event: str | None = None
+        key: FactKey | None = None
+        value: str | None = None
+        if modality is Modality.STATEMENT:
+            key, value, implied = _fact(sentence, whole)
+            event = _life_event(whole) or implied
+        entities = _entities(sentences, key, value)
+        emotion = _emotion(whole, event, sarcastic=sarcastic)
         importance = _importance(sentence, modality, event, key, entities)
         tags = Tags(
             modality=modality,
@@ -180,144 +455,249 @@ class RuleNoteWriter:
         return NoteDraft(text=_note_text(sentence, modality), tags=tags)
 
 
+def _fold(text: str) -> str:
+    return text.lower().replace("’", "'")
+
+
 def _noise_reason(text: str) -> str | None:
-    words = [w.lower() for w in _WORDS.findall(text)]
+    words = [_REPEATS.sub(r"\1", w.lower().replace("’", "'")) for w in _WORDS.findall(text)]
     if not words:
         return "no words: emoji or punctuation only"
     joined = " ".join(words)
-    if joined in lex.NOISE_PHRASES or (len(words) <= 3 and all(w in lex.NOISE for w in words)):
+    if joined in lex.NOISE_PHRASES or (len(words) <= 3 and all(_is_noise_word(w) for w in words)):
         return f"noise: {joined!r} carries nothing to remember"
     if len(words) == 1 and len(words[0]) <= 2:
         return f"noise: {joined!r} is too short to mean anything"
+    if (
+        len(words) <= 8
+        and all(_is_noise_word(w) or w in lex.FILLER for w in words)
+        and any(_is_noise_word(w) for w in words)
+    ):
+        return f"noise: {joined!r} is an acknowledgement"
     return None
 
 
-def _best_sentence(text: str) -> str:
-    sentences = [s.strip() for s in _SENTENCE.split(text) if s and _WORDS.search(s)]
-    if not sentences:
-        return text
+def _is_noise_word(word: str) -> bool:
+    return word in lex.NOISE or _NOISE_WORD.fullmatch(word) is not None
 
-    def weight(sentence: str) -> float:
-        lowered = sentence.lower()
-        score = min(len(_WORDS.findall(sentence)), 25) / 25
-        score += 2.0 if _life_event(lowered) else 0.0
-        score += 1.5 if _fact(sentence)[0] is not None else 0.0
-        score += 0.5 * len(_entities(sentence))
-        score -= 1.0 if _noise_reason(sentence) else 0.0
-        return score
 
-    best = max(sentences, key=weight)
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s and _WORDS.search(s)] or [text]
+
+
+def _best_sentence(sentences: list[str], text: str) -> str:
+    if len(sentences) == 1:
+        best = sentences[0]
+    else:
+
+        def weight(sentence: str) -> float:
+            lowered = _fold(sentence)
+            score = min(len(_WORDS.findall(sentence)), 25) / 25
+            score += 2.0 if _life_event(lowered) else 0.0
+            score += 1.5 if _fact(sentence, lowered)[0] is not None else 0.0
+            score += 0.5 * len(_entities([sentence], None, None))
+            score -= 1.0 if _noise_reason(sentence) else 0.0
+            return score
+
+        best = max(sentences, key=weight)
     words = best.split()
     if len(words) > _MAX_NOTE_WORDS:
         best = " ".join(words[:_MAX_NOTE_WORDS]) + " …"
     return best
 
 
-def _has_marker(lowered: str, markers: tuple[str, ...]) -> bool:
-    return any(re.search(r"(?<![\w])" + re.escape(m) + r"(?![\w])", lowered) for m in markers)
-
-
-def _modality(sentence: str, whole: str) -> Modality:
-    lowered = sentence.lower().strip()
-    if _has_marker(whole, lex.QUOTE_MARKERS):
-        return Modality.QUOTE
-    if _has_marker(whole, lex.JOKE_MARKERS) or any(e in whole for e in lex.JOKE_EMOJI):
-        return Modality.JOKE
-    if _has_marker(lowered, lex.HYPOTHETICAL_MARKERS):
-        return Modality.HYPOTHETICAL
-    opener = _strip_openers(lowered)
-    if lowered.endswith("?") or any(
-        opener == q or opener.startswith(q + " ") for q in lex.QUESTION_OPENERS
+def _modality(sentence: str, whole: str) -> tuple[Modality, bool]:
+    """How the turn was meant, and whether it was sarcastic."""
+    lowered = _strip_openers(_fold(sentence).strip())
+    if _QUOTE.search(whole):
+        return Modality.QUOTE, False
+    if _SARCASM.search(whole) or any(_SARCASM.search(s) for s in _clauses(whole)):
+        return Modality.JOKE, True
+    if _EXPLICIT_JOKE.search(whole):
+        return Modality.JOKE, False
+    question = lowered.endswith("?") or _QUESTION.match(lowered) is not None
+    hypothetical = (
+        _HYPOTHETICAL.search(lowered) is not None
+        or _CONDITIONAL.match(lowered) is not None
+        or _IF_PAST.search(lowered) is not None
+    )
+    if (
+        (_LAUGHTER.search(whole) or _LAUGHTER_EMOJI.search(whole))
+        and not question
+        and not hypothetical
+        and not _JUST_HAPPENED.search(whole)
+        and not (_PAST_VERB.search(whole) and _WHEN.search(whole))
     ):
-        return Modality.QUESTION
-    return Modality.STATEMENT
+        return Modality.JOKE, False
+    if hypothetical:
+        return Modality.HYPOTHETICAL, False
+    if question:
+        return Modality.QUESTION, False
+    return Modality.STATEMENT, False
+
+
+def _clauses(whole: str) -> list[str]:
+    """The turn's sentences, folded, for patterns anchored at a sentence start."""
+    return [_strip_openers(s) for s in _sentences(whole)[1:]]
 
 
 def _strip_openers(lowered: str) -> str:
-    changed = True
-    while changed:
-        changed = False
-        for opener in lex.DISCOURSE_OPENERS:
-            if lowered.startswith(opener + " ") or lowered.startswith(opener + ", "):
-                lowered = lowered[len(opener) :].lstrip(" ,")
-                changed = True
-    return lowered
+    return _OPENERS.sub("", lowered, count=1) if lowered else lowered
 
 
 def _life_event(lowered: str) -> str | None:
-    for fragment, event in lex.LIFE_EVENTS:
-        if re.search(r"(?<![\w])" + re.escape(fragment), lowered):
-            return event
-    return None
+    match = _LIFE_EVENT.search(lowered)
+    if match is None or match.lastgroup is None:
+        return None
+    return _EVENTS[int(match.lastgroup[1:])]
 
 
-def _fact(sentence: str) -> tuple[FactKey | None, str | None]:
-    for pattern, subject, predicate in _FACT_PATTERNS:
-        match = pattern.search(sentence)
+def _fact(sentence: str, whole: str) -> tuple[FactKey | None, str | None, str | None]:
+    """The changeable fact a statement states, as (key, value, implied event)."""
+    body = _strip_openers_keep_case(sentence)
+    for pattern, subject, predicate, event in (*_FACT_PATTERNS, (_THE_X_IS, "user", "", None)):
+        match = pattern.search(body)
         if not match:
             continue
         groups = match.groupdict()
-        value = _TRAILING_FILLER.sub("", match.group("v")).strip(" '’\"")
-        subject = subject or (groups.get("s") or "").strip().lower()
-        predicate = predicate or (groups.get("p") or "").strip().lower()
-        # "the server moved to port 8001" and "our server port is 8000" share a key
-        unit = _UNIT_VALUE.fullmatch(value)
-        if unit and not predicate.endswith(unit.group(1).lower()):
-            predicate, value = f"{predicate} {unit.group(1).lower()}", unit.group(2)
+        raw = groups.get("v") or groups.get("w")
+        if not raw:
+            continue
+        value = _clean_value(raw)
+        if not predicate:
+            predicate, value = _predicate(groups.get("p") or "", value, match, body)
         if value and subject and predicate:
-            return FactKey(subject, predicate), value
-    match = _OCCUPATION.search(sentence)
+            return FactKey(subject, predicate), value, event
+    match = _OCCUPATION.search(body)
     if match:
-        value = match.group("v").lower()
+        value = (match.group("v") or match.group("w")).lower()
         last = value.split()[-1]
         if last not in lex.NOT_OCCUPATIONS and (
             last in lex.OCCUPATIONS or last.endswith(lex.OCCUPATION_ENDINGS)
         ):
-            return FactKey("user", "job"), value
-    return None, None
+            return FactKey("user", "job"), value, None
+    if _GREETING.match(whole):
+        match = _SELF_NAME.search(body)
+        if match and match.group("v").lower() not in _ORDINARY:
+            return FactKey("user", "name"), match.group("v"), None
+    return None, None, None
 
 
-def _entities(sentence: str) -> tuple[str, ...]:
-    found: list[str] = []
-    stripped = sentence.lstrip(" \"'“(")
-    first_word = (_WORDS.findall(stripped) or [""])[0]
-    for match in _CAPITALISED.finditer(sentence):
-        name = match.group(1).strip()
-        words = name.split()
-        if (
-            match.start() == sentence.find(stripped)
-            and words[0] == first_word
-            and _ordinary_word(first_word)
+def _strip_openers_keep_case(sentence: str) -> str:
+    stripped = _strip_openers(_fold(sentence))
+    return sentence[len(sentence) - len(stripped) :] if stripped else sentence
+
+
+def _clean_value(raw: str) -> str:
+    value = _TRAILING_FILLER.sub("", raw).strip(" '’\"")
+    called = _CALLED.match(value)
+    if called:
+        return called.group(1).strip(" '’\"")
+    return _ARTICLE.sub("", value)
+
+
+def _predicate(raw: str, value: str, match: re.Match[str], body: str) -> tuple[str, str]:
+    """The predicate named by a generic "my X is Y" pattern, or "" when it is not a fact."""
+    predicate = _CURRENCY.sub("", raw.strip().lower())
+    if predicate in _KIN_SET:
+        # "my manager is Deepa": a person's name; "my sister is 30": not the user's fact
+        if not value[:1].isupper():
+            return "", value
+        return ("partner" if predicate in _PARTNERS else predicate), value
+    if predicate.split()[-1:] and predicate.split()[-1] in _KIN_SET:
+        return "", value
+    if match.re is _THE_X_IS:
+        if not (
+            _NUMBER.search(value)
+            or predicate.split()[-1] in lex.SETTING_NOUNS
+            or _UPDATE.match(body, match.end("v"))
+            or _NOW.search(body, match.start(), match.start("v"))
         ):
-            words = words[1:]  # an ordinary first word is capitalised only by position
-        words = [w for w in words if w not in ("I", "I'm", "I've", "I'll", "I'd")]
-        if not words or (words[0].lower() in lex.MONTHS_AND_DAYS and len(words) == 1):
-            continue
-        candidate = " ".join(words).strip(" ,.'’")
-        if candidate and candidate not in found:
-            found.append(candidate)
-    lowered = sentence.lower()
-    for kin in lex.KIN_WORDS + lex.PARTNER_WORDS:
-        if re.search(rf"\bmy {re.escape(kin)}\b", lowered) and kin not in found:
-            found.append(kin)
+            return "", value
+        if match.group("prep") == "at" and _CLOCK.fullmatch(value):
+            return f"{predicate} time", value
+    # "the server moved to port 8001" and "our server port is 8000" share a key
+    unit = _UNIT_VALUE.fullmatch(value)
+    if unit and not predicate.endswith(unit.group(1).lower()):
+        return f"{predicate} {unit.group(1).lower()}", unit.group(2)
+    unit = _VALUE_UNIT.fullmatch(value)
+    if unit and not predicate.endswith(unit.group(2).lower()):
+        return f"{predicate} {unit.group(2).lower()}", unit.group(1)
+    return predicate, value
+
+
+def _entities(sentences: list[str], key: FactKey | None, value: str | None) -> tuple[str, ...]:
+    found: list[str] = []
+    seen: set[str] = set()
+
+    def add(name: str) -> None:
+        if name and name.lower() not in seen:
+            seen.add(name.lower())
+            found.append(name)
+
+    for sentence in sentences:
+        for part in _AFTER_COLON.split(sentence):
+            _names(part, add)
+    if key is not None and value and key.predicate in ("city", "employer", "name", "partner"):
+        add(value)
+    for sentence in sentences:
+        for match in _KIN.finditer(_fold(sentence)):
+            add(match.group(1))
     return tuple(found[:8])
 
 
+_AFTER_COLON = re.compile(r"(?<=:)\s+")
+
+
+def _names(sentence: str, add: Callable[[str], None]) -> None:
+    stripped = sentence.lstrip(" \"'“(")
+    offset = len(sentence) - len(stripped)
+    for match in _CAPITALISED.finditer(sentence):
+        words = match.group(1).split()
+        if match.start() == offset and _ordinary_word(words[0]):
+            words = words[1:]  # an ordinary first word is capitalised only by position
+        words = [w for w in words if w not in ("I", "I'm", "I've", "I'll", "I'd", "I’m")]
+        while words and _common_caps(words[0]):
+            words = words[1:]
+        while words and _common_caps(words[-1]):
+            words = words[:-1]
+        if not words or (len(words) == 1 and words[0].lower() in lex.MONTHS_AND_DAYS):
+            continue
+        add(" ".join(words).strip(" ,.'’"))
+
+
 def _ordinary_word(word: str) -> bool:
-    lowered = word.lower()
+    lowered = word.lower().replace("’", "'").rstrip(".,:;!?")
     return (
-        lowered in STOPWORDS
-        or lowered in lex.SENTENCE_STARTERS
-        or lowered in lex.NOISE
-        or lowered in lex.DISCOURSE_OPENERS
+        lowered in _ORDINARY
+        or _CONTRACTION.search(lowered) is not None
+        or (len(lowered) > 4 and lowered.endswith(("ed", "ing", "ly")))
     )
 
 
-def _emotion(lowered: str) -> str | None:
-    for emotion, words in lex.EMOTIONS.items():
-        if _has_marker(lowered, words):
-            return emotion
-    return None
+def _common_caps(word: str) -> bool:
+    """An abbreviation that is a common noun (PhD, API) or a shouted ordinary word."""
+    lowered = word.lower().rstrip(".,:;!?")
+    if lowered in lex.COMMON_ACRONYMS:
+        return True
+    return word.isupper() and len(word) > 1 and lowered in _EMPHASIS
+
+
+def _emotion(lowered: str, event: str | None, *, sarcastic: bool) -> str | None:
+    emotion: str | None = None
+    for match in _EMOTION.finditer(lowered):
+        if _NEGATED.search(lowered, max(0, match.start() - 24), match.start()):
+            continue
+        emotion = match.lastgroup
+        break
+    if sarcastic:
+        # praise in sarcasm means the opposite: annoyance
+        return "anger" if emotion in (None, "joy") else emotion
+    if emotion is None and event == "death":
+        return "sadness"
+    if emotion is None and event in lex.HAPPY_EVENTS and "!" in lowered:
+        return "joy"
+    return emotion
 
 
 def _importance(
@@ -342,11 +722,13 @@ def _importance(
 
 def _note_text(sentence: str, modality: Modality) -> str:
     body = sentence.strip().strip('"“”')
-    body = re.sub(r"\s+", " ", body)
-    body = re.sub(r"^(?:update|fyi|btw|news|edit|note|ps)\s*:\s*", "", body, flags=re.IGNORECASE)
-    opener_free = _strip_openers(body.lower())
-    body = body[len(body) - len(opener_free) :] if opener_free else body
+    body = _WHITESPACE.sub(" ", body)
+    body = _strip_openers_keep_case(body)
+    body = _LABEL_PREFIX.sub("", body)
     if modality is Modality.STATEMENT:
+        body = _LAUGH_EDGES.sub("", body).strip() or body
+        if _SUBJECTLESS.match(body):
+            body = "I " + body[:1].lower() + body[1:]  # "Got laid off today" -> "I got ..."
         return _capitalise(_third_person(body).rstrip(" .!") + ".")
     prefix = {
         Modality.QUESTION: "The user asks",
@@ -357,19 +739,54 @@ def _note_text(sentence: str, modality: Modality) -> str:
     return f"{prefix}: “{body.rstrip()}”"
 
 
+_LABEL_PREFIX = re.compile(r"^(?:update|fyi|btw|news|edit|note|ps)\s*:\s*", re.IGNORECASE)
+_LAUGH_EDGES = re.compile(
+    r"^(?:(?:"
+    + _alternation(lex.LAUGHTER_MARKERS)
+    + r")\w*[\s,!.]+)+|(?:[\s,]+(?:"
+    + _alternation(lex.LAUGHTER_MARKERS)
+    + r")\w*)+[\s!.]*$",
+    re.IGNORECASE,
+)
+# A statement whose first word is a past or negated verb dropped its "I".
+_SUBJECTLESS = re.compile(
+    r"^(?:just |finally |also |still )?(?:[a-z]{3,}ed|"
+    + _alternation(lex.PAST_TENSE)
+    + r"|can't|cannot|couldn't|didn't|don't|won't|wasn't|haven't)\b",
+    re.IGNORECASE,
+)
+
+
+_TOKENS = re.compile(r"[\w'’]+|[^\w\s]+|\s+")
+_WORDLIKE = re.compile(r"[\w']")
+_CLAUSE_BREAK = re.compile(r"[,.;:!?]")
+_WHITESPACE = re.compile(r"\s+")
+_ES_ENDING = re.compile(r"(sh|ch|ss|x|z|o)$")
+_Y_ENDING = re.compile(r"[^aeiou]y$")
+
+
 def _third_person(text: str) -> str:
-    tokens = re.findall(r"[\w'’]+|[^\w\s]+|\s+", text)
+    tokens = _TOKENS.findall(text)
     out: list[str] = []
     conjugate_next = False
+    subject_seen = False  # a clause that already has "I" joins clauses with "and I"
+    previous = ""
     for token in tokens:
         word = token.lower().replace("’", "'")
-        if token.isspace() or not re.match(r"[\w']", token):
+        if token.isspace() or not _WORDLIKE.match(token):
             out.append(token)
+            if _CLAUSE_BREAK.search(token):
+                subject_seen = False
             continue
         if word in _PRONOUNS:
             out.append(_PRONOUNS[word])
-            conjugate_next = word in ("i", "we")
+            subject = word in ("i", "we")
+            # "my brother and I haven't": a plural subject keeps its verb
+            conjugate_next = subject and not (previous == "and" and not subject_seen)
+            subject_seen = subject_seen or subject or word in ("i'm", "im", "i've", "i'll", "i'd")
+            previous = word
             continue
+        previous = word
         if conjugate_next:
             if word in _ADVERBS:
                 out.append(token)
@@ -385,11 +802,13 @@ def _conjugate(verb: str) -> str:
     lowered = verb.lower().replace("’", "'")
     if lowered in _IRREGULAR:
         return _IRREGULAR[lowered]
-    if not lowered.isalpha() or lowered.endswith("ed") or lowered.endswith("s"):
+    if lowered in _PAST_TENSE or not lowered.isalpha() or lowered.endswith("ed"):
         return verb
-    if re.search(r"(sh|ch|x|z|o)$", lowered):
+    if lowered.endswith("s") and not lowered.endswith("ss"):
+        return verb
+    if _ES_ENDING.search(lowered):
         return verb + "es"
-    if re.search(r"[^aeiou]y$", lowered):
+    if _Y_ENDING.search(lowered):
         return verb[:-1] + "ies"
     return verb + "s"
 
