@@ -62,3 +62,26 @@ def test_episodes_cannot_be_edited_even_with_sql(tmp_path: Path, clock: ManualCl
 def test_no_public_api_edits_an_episode() -> None:
     editing = [n for n in dir(Memory) if n.startswith(("update", "edit", "set_", "replace"))]
     assert editing == []
+
+
+def test_a_near_duplicate_note_strengthens_the_existing_one_and_keeps_both_provenances(
+    memory: Memory, clock: ManualClock
+) -> None:
+    first = memory.write("I love hiking in the Alps!", scope="ana")
+    clock.advance(days=2)
+    again = memory.write("I love hiking in the Alps.", scope="ana")  # another turn, same note
+    assert first.note is not None and again.note is not None
+    assert again.created and again.note.id == first.note.id
+    assert memory.count(Kind.NOTE) == 1 and memory.count(Kind.EPISODE) == 2
+    merged = memory.explain(first.note.id)
+    assert {e.id for e in merged.episodes()} == {first.episode_id, again.episode_id}
+    assert merged.record.access_count == 1  # type: ignore[union-attr]
+    assert merged.record.importance > first.note.importance  # type: ignore[union-attr]
+
+
+def test_a_negation_or_a_new_value_is_never_merged(memory: Memory) -> None:
+    memory.write("I eat meat.", scope="ana")
+    memory.write("I don't eat meat.", scope="ana")
+    memory.write("My locker code is 1234.", scope="ana")
+    memory.write("My locker code is 9876.", scope="ana")
+    assert memory.count(Kind.NOTE) == 4
