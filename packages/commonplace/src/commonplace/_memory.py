@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -16,6 +14,14 @@ from ._plugins import default_url, make_plugin_manager, url_scheme
 from ._provenance import Provenance, trace
 from ._records import Kind, Record, Role, Tier, episode_id
 from ._scope import Scope, coerce_scope
+from ._validate import (
+    checked_bool,
+    checked_float,
+    checked_int,
+    checked_meta,
+    checked_role,
+    checked_text,
+)
 from .embedders import Embedder
 from .errors import (
     EmbedderMismatchError,
@@ -38,7 +44,6 @@ from .write._cards import CardKeeper
 from .write._pipeline import WritePipeline
 from .write._profile import ProfileCard
 
-_MAX_META_CHARS = 65_536
 _MAX_TOP_K = 1_000
 _CO_USE_DELTA = 0.2
 
@@ -169,11 +174,11 @@ class Memory:
         if key is not None and (not isinstance(key, str) or not key or len(key) > 256):
             raise InvalidInputError("key must be a non-empty str of at most 256 characters")
         return Turn(
-            text=self._checked_text(text, limit=self.config.max_turn_chars, what="turn"),
-            role=_checked_role(role),
+            text=checked_text(text, limit=self.config.max_turn_chars, what="turn"),
+            role=checked_role(role),
             scope=coerce_scope(scope),
             at=self._now(at),
-            meta=_checked_meta(meta),
+            meta=checked_meta(meta),
             key=key,
         )
 
@@ -228,10 +233,10 @@ class Memory:
         counted as accessed.
         """
         self._check_open()
-        query = self._checked_text(query, limit=self.config.max_query_chars, what="query")
+        query = checked_text(query, limit=self.config.max_query_chars, what="query")
         scope = coerce_scope(scope)
-        top_k = _checked_int("top_k", top_k, low=1, high=_MAX_TOP_K)
-        budget = _checked_int(
+        top_k = checked_int("top_k", top_k, low=1, high=_MAX_TOP_K)
+        budget = checked_int(
             "budget_tokens",
             self.config.budget_tokens if budget_tokens is None else budget_tokens,
             low=16,
@@ -321,7 +326,7 @@ class Memory:
         """Promote records earned by use to hot, enforce the hot budget, demote the unused."""
         self._check_open()
         return self._lifecycle.tiers(
-            scope=coerce_scope(scope), now=self._now(at), dry_run=_checked_bool("dry_run", dry_run)
+            scope=coerce_scope(scope), now=self._now(at), dry_run=checked_bool("dry_run", dry_run)
         )
 
     def consolidate(
@@ -335,7 +340,7 @@ class Memory:
         and repeated requests into procedure candidates. Idempotent."""
         self._check_open()
         return self._lifecycle.consolidate(
-            scope=coerce_scope(scope), now=self._now(at), dry_run=_checked_bool("dry_run", dry_run)
+            scope=coerce_scope(scope), now=self._now(at), dry_run=checked_bool("dry_run", dry_run)
         )
 
     def decay(
@@ -350,7 +355,7 @@ class Memory:
         return self._lifecycle.decay(
             scope=None if scope is None else coerce_scope(scope),
             now=self._now(at),
-            dry_run=_checked_bool("dry_run", dry_run),
+            dry_run=checked_bool("dry_run", dry_run),
         )
 
     def forget_smart(
@@ -370,18 +375,18 @@ class Memory:
         return self._lifecycle.forget_smart(
             scope=coerce_scope(scope),
             now=self._now(at),
-            days=_checked_float("days", rules.forget_after_days if days is None else days),
-            max_frequency=_checked_int(
+            days=checked_float("days", rules.forget_after_days if days is None else days),
+            max_frequency=checked_int(
                 "max_frequency",
                 rules.forget_max_frequency if max_frequency is None else max_frequency,
                 low=0,
                 high=2**31,
             ),
-            max_importance=_checked_float(
+            max_importance=checked_float(
                 "max_importance",
                 rules.forget_max_importance if max_importance is None else max_importance,
             ),
-            dry_run=_checked_bool("dry_run", dry_run),
+            dry_run=checked_bool("dry_run", dry_run),
         )
 
     def forget(
@@ -403,7 +408,7 @@ class Memory:
             self._backend,
             record_id,
             scope=coerce_scope(scope),
-            include_evidence=_checked_bool("include_evidence", include_evidence),
+            include_evidence=checked_bool("include_evidence", include_evidence),
         )
 
     def forget_scope(self, scope: Scope | str | Mapping[str, str]) -> dict[str, int]:
@@ -424,7 +429,7 @@ class Memory:
         record = self._backend.get_record(record_id) if isinstance(record_id, str) else None
         if record is None or not coerce_scope(scope).contains(record.scope):
             raise NotFoundError(f"no active record with id {record_id!r} in this scope")
-        pinned = _checked_bool("pinned", pinned)
+        pinned = checked_bool("pinned", pinned)
         self._backend.update_records(
             [record.id], at=self._now(at), pinned=pinned, tier=Tier.HOT if pinned else Tier.WARM
         )
@@ -439,7 +444,7 @@ class Memory:
         self._check_open()
         return self._backend.conflicts(
             None if scope is None else coerce_scope(scope),
-            open_only=_checked_bool("open_only", open_only),
+            open_only=checked_bool("open_only", open_only),
         )
 
     def audit(
@@ -449,7 +454,7 @@ class Memory:
         self._check_open()
         return self._backend.audit_log(
             None if scope is None else coerce_scope(scope),
-            limit=_checked_int("limit", limit, low=1, high=100_000),
+            limit=checked_int("limit", limit, low=1, high=100_000),
         )
 
     def explain(
@@ -538,76 +543,5 @@ class Memory:
     def _now(self, at: datetime | None) -> datetime:
         return as_utc(self.clock.now() if at is None else at)
 
-    @staticmethod
-    def _checked_text(text: object, *, limit: int, what: str) -> str:
-        if not isinstance(text, str):
-            raise InvalidTypeError(f"the {what} must be a str, not {type(text).__name__}")
-        if not text.strip():
-            raise InvalidInputError(f"the {what} is empty; skip the call for an empty {what}")
-        if len(text) > limit:
-            raise InvalidInputError(
-                f"the {what} is {len(text)} characters, over the limit of {limit}; split it "
-                f"or raise Config(max_{what}_chars=...)"
-            )
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidInputError(
-                f"the {what} contains lone surrogates (invalid unicode); decode it properly"
-            ) from None
-        return text
-
 
 _BUILTIN_SIGNALS = frozenset({"semantic", "recency", "frequency", "importance", "gate", "total"})
-
-
-def _checked_role(role: object) -> Role:
-    if isinstance(role, Role):
-        return role
-    if not isinstance(role, str):
-        raise InvalidTypeError(f"role must be a str, not {type(role).__name__}")
-    try:
-        return Role(role.lower())
-    except ValueError:
-        raise InvalidInputError(
-            f"unknown role {role!r}; use one of {', '.join(r.value for r in Role)}"
-        ) from None
-
-
-def _checked_meta(meta: object) -> dict[str, Any]:
-    if meta is None:
-        return {}
-    if not isinstance(meta, Mapping) or not all(isinstance(k, str) for k in meta):
-        raise InvalidTypeError("meta must be a mapping with str keys")
-    try:
-        encoded = json.dumps(dict(meta), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"meta must be JSON-serialisable ({exc})") from None
-    if len(encoded) > _MAX_META_CHARS:
-        raise InvalidInputError(f"meta is over {_MAX_META_CHARS} characters as JSON; store less")
-    return dict(json.loads(encoded))
-
-
-def _checked_int(name: str, value: object, *, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidTypeError(f"{name} must be an int, not {type(value).__name__}")
-    if not low <= value <= high:
-        raise InvalidInputError(f"{name}={value} is out of range [{low}, {high}]")
-    return value
-
-
-def _checked_bool(name: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise InvalidTypeError(f"{name} must be True or False, not {type(value).__name__}")
-    return value
-
-
-def _checked_float(name: str, value: object) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        raise InvalidInputError(f"{name} must be a non-negative number, not {value!r}")
-    return float(value)
