@@ -167,3 +167,40 @@ def test_default_url_is_in_the_data_folder(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("COMMONPLACE_URL", f"sqlite:///{tmp_path}/env.db")
     Memory().close()
     assert (tmp_path / "env.db").exists()
+
+
+def test_a_version_1_store_is_migrated_and_its_records_stay_findable(tmp_path: Path) -> None:
+    import json as _json
+
+    from commonplace.stores._sqlite_schema import APPLICATION_ID, MIGRATIONS
+
+    path = tmp_path / "v1.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    MIGRATIONS[0](db)
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    db.execute("PRAGMA user_version = 1")
+    vector = HashingEmbedder().embed(["sourdough starter named Clint"])[0]
+    db.executemany(
+        "INSERT INTO meta VALUES (?, ?)",
+        [("embedder.name", HashingEmbedder().name), ("embedder.dim", "256")],
+    )
+    db.execute(
+        "INSERT INTO episodes (id, scope_user, scope_agent, scope_thread, role, text, at, "
+        "meta) VALUES ('ep_1', 'ana', '', '', 'user', 'My sourdough starter is Clint.', "
+        "0, '{}')"
+    )
+    tags = _json.dumps({"modality": "statement", "entities": ["Clint"], "importance": 0.5})
+    db.execute(
+        "INSERT INTO records (id, kind, scope_user, scope_agent, scope_thread, text, tags, "
+        "tier, created_at, last_access, vector) VALUES ('nt_1', 'note', 'ana', '', '', "
+        "'The user''s sourdough starter is named Clint.', ?, 'warm', 0, 0, ?)",
+        (tags, vector.tobytes()),
+    )
+    db.execute("INSERT INTO provenance VALUES ('nt_1', 'ep_1')")
+    db.close()
+    with Memory(f"sqlite:///{path}", config=SEARCH_ALWAYS) as memory:
+        (item,) = memory.recall("Clint", scope="ana").items
+        assert item.record.id == "nt_1" and item.score.keyword == 1.0
+        assert memory.recall("Clint", scope="bob").items == ()
+        assert [e.id for e in memory.explain("nt_1").episodes()] == ["ep_1"]
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2

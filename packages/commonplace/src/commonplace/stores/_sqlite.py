@@ -50,7 +50,7 @@ from ._sqlite_rows import (
     RECORD_COLUMNS,
     chunks,
     episode_from_row,
-    fts_query,
+    fts_queries,
     marks,
     maybe_datetime,
     maybe_epoch,
@@ -61,6 +61,11 @@ from ._sqlite_rows import (
 )
 from ._sqlite_schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from ._vector_index import VectorIndex
+
+# Keyword search asks FTS5 for a few more rows than it needs (the status filter runs
+# after ranking), and is satisfied once the all-words search found this many.
+_KEYWORD_OVERFETCH = 2
+_KEYWORD_ENOUGH = 10
 
 
 class SQLiteBackend:
@@ -471,19 +476,26 @@ class SQLiteBackend:
         self, db: sqlite3.Connection, scope: Scope, text: str, limit: int
     ) -> dict[int, float]:
         """BM25 finds the candidates; their keyword score is the share of query terms they hold
-        (bounded and comparable across queries, unlike raw BM25)."""
-        match = fts_query(text)
-        if match is None:
-            return {}
+        (bounded and comparable across queries, unlike raw BM25).
+
+        Records holding every query word are asked for first; the costlier any-word search
+        (BM25 over every record that shares one word) runs only when those are few.
+        """
         where, params = scope_clause(scope, "r")
-        rows = db.execute(
-            "SELECT r.seq, r.search FROM records_fts "
-            "JOIN records r ON r.seq = records_fts.rowid "
-            f"WHERE records_fts MATCH ? AND r.status = 'active' AND {where} "
-            "ORDER BY bm25(records_fts) LIMIT ?",
-            (match, *params, limit),
-        ).fetchall()
-        return {seq: keyword_coverage(text, search) for seq, search in rows}
+        hits: dict[int, float] = {}
+        for match in fts_queries(text, scope):
+            rows = db.execute(
+                "SELECT r.seq, r.search FROM (SELECT rowid, rank FROM records_fts "
+                "WHERE records_fts MATCH ? ORDER BY rank LIMIT ?) AS f "
+                "JOIN records r ON r.seq = f.rowid "
+                f"WHERE r.status = 'active' AND {where} ORDER BY f.rank",
+                (match, _KEYWORD_OVERFETCH * limit, *params),
+            ).fetchall()
+            for seq, search in rows[: limit - len(hits)]:
+                hits.setdefault(seq, keyword_coverage(text, search))
+            if len(hits) >= _KEYWORD_ENOUGH:
+                break
+        return hits
 
     def nearest(self, scope: Scope, vectors: Vectors) -> list[tuple[str, float] | None]:
         with self._reading() as db:

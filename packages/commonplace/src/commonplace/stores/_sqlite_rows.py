@@ -6,6 +6,8 @@ only ever contain column names and placeholders.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -57,7 +59,7 @@ def record_from_row(row: Any, provenance: tuple[str, ...]) -> Record:
         kind=Kind(kind),
         scope=scope_from_parts(user, agent, thread),
         text=text,
-        tags=Tags.from_json(json.loads(tags)),
+        tags=_tags(tags),
         provenance=provenance,
         created_at=from_epoch(created),
         last_access=from_epoch(last),
@@ -72,8 +74,13 @@ def record_from_row(row: Any, provenance: tuple[str, ...]) -> Record:
         status=Status(status),
         status_since=maybe_datetime(status_since),
         tier_since=maybe_datetime(tier_since),
-        data=json.loads(data),
+        data={} if data == "{}" else json.loads(data),
     )
+
+
+@functools.lru_cache(maxsize=16_384)  # Tags are immutable; recalls meet the same rows again
+def _tags(encoded: str) -> Tags:
+    return Tags.from_json(json.loads(encoded))
 
 
 def record_values(record: Record) -> tuple[Any, ...]:
@@ -102,7 +109,7 @@ def record_values(record: Record) -> tuple[Any, ...]:
         maybe_epoch(record.tier_since),
         json.dumps(dict(record.data), ensure_ascii=False),
         entity_column(record.tags.entities),
-        search_text(record.text, record.tags),
+        search_text(record.text, record.tags) + " " + " ".join(scope_tokens(record.scope)),
     )
 
 
@@ -148,16 +155,33 @@ def scope_clause(scope: Scope | None, table: str = "") -> tuple[str, tuple[str, 
     return " AND ".join(clauses), tuple(params)
 
 
-def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression over the content words of ``text``, each a quoted literal.
+def scope_tokens(scope: Scope) -> list[str]:
+    """One opaque word per scope field, indexed with a record's text, so keyword search can
+    intersect a query with the asker's scope inside FTS5 instead of filtering afterwards."""
+    return [
+        "cps"
+        + hashlib.sha256(f"{field}\x00{value}".encode("utf-8", "surrogatepass")).hexdigest()[:20]
+        for field, value in zip(("user", "agent", "thread"), scope.parts())
+        if value
+    ]
+
+
+def fts_queries(text: str, scope: Scope) -> list[str]:
+    """FTS5 MATCH expressions over the content words of ``text``, each a quoted literal:
+    all the words first (an intersection, cheap and precise), then any of them.
 
     Stop words are left out: "what did I do" would match nearly every record and make
     BM25 rank the whole table.
     """
-    words = [w for w in _FTS_TOKEN.findall(text.lower()) if w not in STOPWORDS][:32]
-    if not words:
-        return None
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in dict.fromkeys(words))
+    words = list(dict.fromkeys(w for w in _FTS_TOKEN.findall(text.lower()) if w not in STOPWORDS))[
+        :32
+    ]
+    quoted = ['"' + w.replace('"', '""') + '"' for w in words]
+    if not quoted:
+        return []
+    within = " AND ".join(scope_tokens(scope))
+    queries = [" AND ".join(quoted)] + ([f"({' OR '.join(quoted)})"] if len(quoted) > 1 else [])
+    return [f"{q} AND {within}" for q in queries]
 
 
 def maybe_epoch(when: datetime | None) -> float | None:

@@ -84,7 +84,8 @@ _V2 = (
     "ALTER TABLE records ADD COLUMN entities TEXT NOT NULL DEFAULT ''",
     # what keyword search matches: the text plus the writer's normalised tags
     "ALTER TABLE records ADD COLUMN search TEXT NOT NULL DEFAULT ''",
-    "UPDATE records SET search = text",
+    "UPDATE records SET search = text || ' ' || "
+    "commonplace_scope_tokens(scope_user, scope_agent, scope_thread)",
     "CREATE INDEX records_status ON records (kind, status, tier)",
     "CREATE TABLE uses (record_id TEXT NOT NULL, at REAL NOT NULL)",
     "CREATE INDEX uses_record ON uses (record_id, at)",
@@ -139,6 +140,14 @@ _V2 = (
 
 
 def _v2(db: sqlite3.Connection) -> None:
+    from .._scope import Scope
+    from ._sqlite_rows import scope_tokens
+
+    def tokens(user: str, agent: str, thread: str) -> str:
+        scope = Scope(user=user or None, agent=agent or None, thread=thread or None)
+        return " ".join(scope_tokens(scope))
+
+    db.create_function("commonplace_scope_tokens", 3, tokens, deterministic=True)
     for statement in _V2:
         db.execute(statement)
     # entities were inside the tags JSON in v1; v2 keeps them searchable in a column
