@@ -101,16 +101,20 @@ def update_card(
     )
 
 
-def enforce_sticky(previous: ProfileCard, proposed: ProfileCard, notes: Sequence[Record]
-                   ) -> ProfileCard:
+def enforce_sticky(
+    previous: ProfileCard, proposed: ProfileCard, notes: Sequence[Record]
+) -> ProfileCard:
     """Put back what the sticky rules keep, whatever the rewriter proposed.
 
     What the rules extract from the new notes is the floor: identity facts and
     named people the notes state, and their life events, are always on the card.
     """
     floor = update_card(previous, notes, ())
-    contradicted = {n.tags.key.predicate for n in notes
-                    if n.tags.key is not None and n.tags.modality is Modality.STATEMENT}
+    contradicted = {
+        n.tags.key.predicate
+        for n in notes
+        if n.tags.key is not None and n.tags.modality is Modality.STATEMENT
+    }
     identity = dict(proposed.identity)
     for predicate, value in floor.identity.items():
         if predicate in contradicted or predicate not in identity:
