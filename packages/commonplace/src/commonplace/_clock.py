@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Protocol, runtime_checkable
 
-from .errors import InvalidTypeError
+from .errors import InvalidInputError, InvalidTypeError
 
 
 @runtime_checkable
@@ -47,7 +47,10 @@ def as_utc(when: object) -> datetime:
         raise InvalidTypeError(f"expected a datetime, not {type(when).__name__}")
     if when.tzinfo is None:
         return when.replace(tzinfo=timezone.utc)
-    return when.astimezone(timezone.utc)
+    try:
+        return when.astimezone(timezone.utc)
+    except OverflowError:  # its offset pushes it past year 1 or 9999
+        raise InvalidInputError(f"{when!r} has no UTC equivalent; use a time in range") from None
 
 
 def to_epoch(when: datetime) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
+from ._validate import MAX_DAYS
 from .errors import InvalidInputError, InvalidTypeError
 
 
@@ -41,9 +42,9 @@ class TierRules:
 
     def __post_init__(self) -> None:
         _check_int("tiers.promote_uses", self.promote_uses, low=1)
-        _check_number("tiers.promote_window_days", self.promote_window_days, low=0.0)
+        _check_number("tiers.promote_window_days", self.promote_window_days, low=0.0, high=MAX_DAYS)
         _check_int("tiers.hot_budget_tokens", self.hot_budget_tokens, low=0)
-        _check_number("tiers.demote_after_days", self.demote_after_days, low=0.0)
+        _check_number("tiers.demote_after_days", self.demote_after_days, low=0.0, high=MAX_DAYS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,7 +58,7 @@ class ConsolidationRules:
 
     def __post_init__(self) -> None:
         _check_int("consolidation.min_cluster_size", self.min_cluster_size, low=2)
-        _check_number("consolidation.min_age_days", self.min_age_days, low=0.0)
+        _check_number("consolidation.min_age_days", self.min_age_days, low=0.0, high=MAX_DAYS)
         _check_int("consolidation.max_sentences", self.max_sentences, low=1)
         _check_int("consolidation.procedure_confirmations", self.procedure_confirmations, low=1)
 
@@ -88,7 +89,7 @@ class DecayRules:
             "invalid_summary_days",
             "forget_after_days",
         ):
-            _check_number(f"decay.{name}", getattr(self, name), low=0.0)
+            _check_number(f"decay.{name}", getattr(self, name), low=0.0, high=MAX_DAYS)
         _check_int("decay.forget_max_frequency", self.forget_max_frequency, low=0)
         _check_number("decay.forget_max_importance", self.forget_max_importance, low=0.0, high=1.0)
         _check_number("decay.link_decay", self.link_decay, low=0.0, high=1.0)
@@ -201,8 +202,8 @@ def _check_number(name: str, value: object, *, low: float, high: float = math.in
         raise InvalidInputError(f"config {name}={value!r} is out of range [{low}, {high}]")
 
 
-def _check_int(name: str, value: object, *, low: int) -> None:
+def _check_int(name: str, value: object, *, low: int, high: int = 2**31 - 1) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidTypeError(f"config {name} must be an int, not {type(value).__name__}")
-    if value < low:
-        raise InvalidInputError(f"config {name}={value!r} must be at least {low}")
+    if not low <= value <= high:  # the high bound keeps every count and limit SQL-sized
+        raise InvalidInputError(f"config {name}={value!r} is out of range [{low}, {high}]")

@@ -8,19 +8,21 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any
 
-from ._clock import Clock, SystemClock, as_utc
+from ._clock import Clock, SystemClock
 from ._config import Config
 from ._plugins import default_url, make_plugin_manager, url_scheme
 from ._provenance import Provenance, trace
 from ._records import Kind, Record, Role, Tier, episode_id
-from ._scope import Scope, coerce_scope
+from ._scope import Scope, coerce_scope, owner_scope
 from ._validate import (
+    MAX_DAYS,
     checked_bool,
     checked_float,
     checked_int,
     checked_meta,
     checked_role,
     checked_text,
+    checked_time,
 )
 from .embedders import Embedder
 from .errors import (
@@ -36,9 +38,9 @@ from .lifecycle import ForgetReport, LifecycleReport
 from .lifecycle._forget import forget
 from .lifecycle._runner import Lifecycle
 from .read import Recall, ScoreSignal
-from .read._compiler import PROFILE_CARD, ROLLING_SUMMARY, RecallCompiler, card_scope
+from .read._compiler import RecallCompiler
 from .read._feedback import Feedback, infer_used
-from .stores import AuditEntry, Backend, Conflict, EmbedderPin
+from .stores import PROFILE_CARD, ROLLING_SUMMARY, AuditEntry, Backend, Conflict, EmbedderPin
 from .write import Turn, WriteResult
 from .write._cards import CardKeeper
 from .write._pipeline import WritePipeline
@@ -212,7 +214,7 @@ class Memory:
         now = self._now(at)
         if scope.thread is not None:
             self._cards.rewrite(scope, ROLLING_SUMMARY, now=now)
-        return self._cards.rewrite(card_scope(scope), PROFILE_CARD, now=now).text
+        return self._cards.rewrite(owner_scope(scope), PROFILE_CARD, now=now).text
 
     # -- read path ----------------------------------------------------------------------
 
@@ -243,7 +245,7 @@ class Memory:
             high=1_000_000,
         )
         now = self._now(at)
-        when = None if as_of is None else as_utc(as_of)
+        when = None if as_of is None else checked_time("as_of", as_of)
         return self._reader.recall(
             query, scope=scope, top_k=top_k, budget=budget, now=now, as_of=when
         )
@@ -274,6 +276,8 @@ class Memory:
         if used is None and reply is None:
             raise InvalidInputError("give used=[record ids] or reply='the answer text'")
         if used is not None:
+            if not isinstance(used, (str, Iterable)) or isinstance(used, Mapping):
+                raise InvalidTypeError("used must be a list of the record ids the answer used")
             used_ids = [used] if isinstance(used, str) else list(used)
             unknown = [u for u in used_ids if u not in shown]
             if unknown:
@@ -375,7 +379,9 @@ class Memory:
         return self._lifecycle.forget_smart(
             scope=coerce_scope(scope),
             now=self._now(at),
-            days=checked_float("days", rules.forget_after_days if days is None else days),
+            days=checked_float(
+                "days", rules.forget_after_days if days is None else days, high=MAX_DAYS
+            ),
             max_frequency=checked_int(
                 "max_frequency",
                 rules.forget_max_frequency if max_frequency is None else max_frequency,
@@ -541,7 +547,9 @@ class Memory:
             raise StoreClosedError("this Memory is closed; open a new one to use the store")
 
     def _now(self, at: datetime | None) -> datetime:
-        return as_utc(self.clock.now() if at is None else at)
+        return checked_time(
+            "at" if at is not None else "clock.now()", self.clock.now() if at is None else at
+        )
 
 
 _BUILTIN_SIGNALS = frozenset({"semantic", "recency", "frequency", "importance", "gate", "total"})

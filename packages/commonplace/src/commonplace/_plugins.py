@@ -12,7 +12,7 @@ import pluggy
 
 from . import hookspecs
 from .embedders import Embedder, HashingEmbedder
-from .errors import InvalidURLError
+from .errors import InvalidTypeError, InvalidURLError, PluginError
 from .hookspecs import hookimpl
 from .stores import Backend, SQLiteBackend
 from .write import NoteDraft, RuleNoteWriter, Skip, Turn
@@ -53,8 +53,13 @@ def make_plugin_manager(
     manager.register(BuiltinPlugin(), name="commonplace.builtin")
     if entry_points:
         manager.load_setuptools_entrypoints(hookspecs.PROJECT)
+    if isinstance(plugins, (str, bytes)) or not isinstance(plugins, Iterable):
+        raise InvalidTypeError(f"plugins must be a list of plugin objects, not {plugins!r}")
     for plugin in plugins:
-        manager.register(plugin)
+        try:
+            manager.register(plugin)
+        except (ValueError, pluggy.PluginValidationError) as exc:
+            raise PluginError(f"cannot register the plugin {plugin!r}: {exc}") from None
     return manager
 
 
@@ -108,4 +113,8 @@ def sqlite_path(url: str) -> str:
         raise InvalidURLError(
             f"{url!r} is not a usable SQLite path; query strings and NUL are not supported"
         )
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidURLError(f"{url!r} is not valid unicode (lone surrogates)") from None
     return path

@@ -60,6 +60,17 @@ class Scope:
         return ", ".join(f"{n}={v!r}" for n, v in zip(_FIELDS, self.parts()) if v)
 
 
+def owner_scope(scope: Scope) -> Scope:
+    """The user (and agent) a scope belongs to, across threads.
+
+    Facts about the user, the profile card and supersession live at this level:
+    moving city in one thread is moving city.
+    """
+    if scope.user is None and scope.agent is None:
+        return scope
+    return Scope(user=scope.user, agent=scope.agent)
+
+
 def _check_value(name: str, value: object) -> None:
     if value is None:
         return

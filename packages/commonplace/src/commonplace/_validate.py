@@ -9,12 +9,19 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import Any
 
+from ._clock import as_utc
 from ._records import Role
 from .errors import InvalidInputError, InvalidTypeError
 
 MAX_META_CHARS = 65_536
+# Times a store accepts, and the longest span a setting may look back over: enough for
+# any conversation, and far enough from datetime's limits that no arithmetic overflows.
+EARLIEST = datetime(1900, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(9000, 1, 1, tzinfo=timezone.utc)
+MAX_DAYS = 365_000.0
 
 
 def checked_text(text: object, *, limit: int, what: str) -> str:
@@ -58,6 +65,8 @@ def checked_meta(meta: object) -> dict[str, Any]:
         encoded = json.dumps(dict(meta), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"meta must be JSON-serialisable ({exc})") from None
+    except RecursionError:
+        raise InvalidInputError("meta is nested too deeply to store; flatten it") from None
     if len(encoded) > MAX_META_CHARS:
         raise InvalidInputError(f"meta is over {MAX_META_CHARS} characters as JSON; store less")
     return dict(json.loads(encoded))
@@ -77,12 +86,28 @@ def checked_bool(name: str, value: object) -> bool:
     return value
 
 
-def checked_float(name: str, value: object) -> float:
+def checked_float(name: str, value: object, *, high: float = math.inf) -> float:
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
         or not math.isfinite(value)
-        or value < 0
+        or not 0 <= value <= high
     ):
-        raise InvalidInputError(f"{name} must be a non-negative number, not {value!r}")
+        raise InvalidInputError(f"{name} must be a number in [0, {high:g}], not {value!r}")
     return float(value)
+
+
+def checked_time(name: str, when: object) -> datetime:
+    """An aware UTC datetime within [EARLIEST, LATEST); a naive one is taken to be UTC."""
+    if not isinstance(when, datetime):
+        raise InvalidTypeError(f"{name} must be a datetime, not {type(when).__name__}")
+    try:
+        utc: datetime | None = as_utc(when)
+    except InvalidInputError:  # an offset pushes it past datetime's own limits
+        utc = None
+    if utc is None or not EARLIEST <= utc < LATEST:
+        raise InvalidInputError(
+            f"{name}={when!r} is out of range: times must fall between {EARLIEST:%Y} and "
+            f"{LATEST:%Y} (UTC)"
+        )
+    return utc

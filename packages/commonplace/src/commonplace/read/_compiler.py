@@ -21,25 +21,17 @@ import numpy as np
 from .._config import Config
 from .._records import Kind, Record, Status, Tier
 from .._scope import Scope
+from .._scope import owner_scope as card_scope
 from .._tokens import count_tokens
 from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
-from ..stores import Backend, Candidate, RecallLog, RecordQuery
+from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Backend, Candidate, RecallLog, RecordQuery
 from ._context import Line, Section, compile_context, neutralise, record_line
 from ._flags import find_disagreements
 from ._recall import Disagreement, Recall, RecallItem
 from ._signals import ScoreSignal, score_candidates
 
-PROFILE_CARD = "profile"
-ROLLING_SUMMARY = "rolling"
 _MAX_CHAIN = 8
-
-
-def card_scope(scope: Scope) -> Scope:
-    """The profile card belongs to the user (and agent), across threads."""
-    if scope.user is None and scope.agent is None:
-        return scope
-    return Scope(user=scope.user, agent=scope.agent)
 
 
 class RecallCompiler:

@@ -1,6 +1,8 @@
 """Stores: the backend protocol and the embedded SQLite default."""
 
 from ._protocol import (
+    PROFILE_CARD,
+    ROLLING_SUMMARY,
     AuditEntry,
     Backend,
     Candidate,
@@ -22,6 +24,8 @@ __all__ = [
     "Conflict",
     "EmbedderPin",
     "Link",
+    "PROFILE_CARD",
+    "ROLLING_SUMMARY",
     "RecallLog",
     "RecordQuery",
     "SQLiteBackend",

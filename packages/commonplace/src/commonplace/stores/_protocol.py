@@ -116,9 +116,14 @@ class RecallLog:
     shown_ids: tuple[str, ...] = ()
 
 
+PROFILE_CARD = "profile"
+ROLLING_SUMMARY = "rolling"
+
+
 @dataclass(frozen=True, slots=True)
 class Card:
-    """A bounded, rewritten text per scope: the profile card or the rolling summary."""
+    """A bounded, rewritten text per scope: the profile card (kind ``PROFILE_CARD``, per
+    user) or a thread's rolling summary (kind ``ROLLING_SUMMARY``)."""
 
     scope: Scope
     kind: str

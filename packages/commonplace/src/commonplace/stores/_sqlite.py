@@ -76,7 +76,11 @@ class SQLiteBackend:
         self._lock = threading.RLock()
         self._index: VectorIndex | None = None
         self._closed = False
-        if self._path != ":memory:" and not Path(self._path).parent.is_dir():
+        try:
+            folder_exists = self._path == ":memory:" or Path(self._path).parent.is_dir()
+        except OSError as exc:  # a name too long for the file system, say
+            raise StoreError(f"cannot use the path {self._path!r}: {exc.strerror}") from None
+        if not folder_exists:
             raise StoreError(
                 f"cannot create a store at {self._path!r}: the folder "
                 f"{str(Path(self._path).parent)!r} does not exist; create it first"

@@ -13,11 +13,10 @@ import pluggy
 
 from .._config import ProfileRules
 from .._records import Kind, Record
-from .._scope import Scope
+from .._scope import Scope, owner_scope
 from .._tokens import count_tokens
 from ..errors import PluginError
-from ..read._compiler import PROFILE_CARD, ROLLING_SUMMARY, card_scope
-from ..stores import Backend, Card
+from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Backend, Card
 from ._profile import ProfileCard, enforce_sticky, render_card, update_card
 
 _RECENT_FOR_VOICE = 20
@@ -32,13 +31,13 @@ class CardKeeper:
         self._hooks = hooks
 
     def after_write(self, scopes: Iterable[Scope], *, now: datetime) -> None:
-        for scope in {card_scope(s) for s in scopes}:
+        for scope in {owner_scope(s) for s in scopes}:
             self._maybe_rewrite(scope, PROFILE_CARD, now)
         for scope in {s for s in scopes if s.thread is not None}:
             self._maybe_rewrite(scope, ROLLING_SUMMARY, now)
 
     def profile(self, scope: Scope) -> ProfileCard:
-        card = self._backend.get_card(card_scope(scope), PROFILE_CARD)
+        card = self._backend.get_card(owner_scope(scope), PROFILE_CARD)
         return ProfileCard.from_json(dict(card.data.get("card", {}))) if card else ProfileCard()
 
     def rewrite(self, scope: Scope, kind: str, *, now: datetime) -> Card:

@@ -19,7 +19,7 @@ import pluggy
 
 from .._config import Config
 from .._records import Episode, Kind, Modality, Record, Role, Tags, Tier, note_id, search_text
-from .._scope import Scope
+from .._scope import Scope, owner_scope
 from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
 from ..errors import PluginError
@@ -57,13 +57,6 @@ def _same_statement(twin: Record, note: Record) -> bool:
         # "eats meat" and "doesn't eat meat" are not duplicates
         and negated(twin.text) == negated(note.text)
     )
-
-
-def fact_scope(scope: Scope) -> Scope:
-    """Facts about the user hold across threads: supersession looks at user and agent."""
-    if scope.user is None and scope.agent is None:
-        return scope
-    return Scope(user=scope.user, agent=scope.agent)
 
 
 class WritePipeline:
@@ -216,7 +209,7 @@ class WritePipeline:
             return ()
         older = self._backend.iter_records(
             RecordQuery(
-                scope=fact_scope(note.scope),
+                scope=owner_scope(note.scope),
                 subject=key.subject,
                 predicate=key.predicate,
                 superseded=False,
@@ -237,7 +230,7 @@ class WritePipeline:
         for note in notes:
             for relation, name in relations(note.text):
                 for other in self._backend.iter_records(
-                    RecordQuery(scope=fact_scope(note.scope), entity=name)
+                    RecordQuery(scope=owner_scope(note.scope), entity=name)
                 ):
                     theirs = {r for r, n in relations(other.text) if n.lower() == name.lower()}
                     if other.id == note.id or not theirs or relation in theirs:
@@ -246,7 +239,7 @@ class WritePipeline:
                     self._backend.add_conflict(
                         Conflict(
                             id="cf_" + hashlib.sha256("\x00".join(ids).encode()).hexdigest()[:24],
-                            scope=fact_scope(note.scope),
+                            scope=owner_scope(note.scope),
                             entity=name.lower(),
                             reason=f"{name} is named as {relation} and as "
                             + ", ".join(sorted(theirs)),
@@ -264,7 +257,7 @@ class WritePipeline:
         session_pairs: list[tuple[str, str, str]] = []
         by_scope: dict[Scope, list[Record]] = {}
         for note in notes:
-            by_scope.setdefault(fact_scope(note.scope), []).append(note)
+            by_scope.setdefault(owner_scope(note.scope), []).append(note)
         for scope, batch in by_scope.items():
             recent = self._backend.recent_records(
                 scope, kinds=(Kind.NOTE,), limit=_LINK_LOOKBACK + len(batch)
