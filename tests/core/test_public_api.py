@@ -39,3 +39,13 @@ def test_import_loads_no_framework_and_builds_nothing() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_every_public_subpackage_has_a_sorted_complete_all() -> None:
+    import importlib
+
+    for name in ("embedders", "lifecycle", "read", "stores", "write"):
+        module = importlib.import_module(f"commonplace.{name}")
+        assert module.__all__ == sorted(module.__all__), name
+        for exported in module.__all__:
+            assert hasattr(module, exported), f"commonplace.{name}.{exported}"
