@@ -3,7 +3,8 @@
 Run: ``python -m commonplace_bench.scale --sizes 10000 100000``. Every number is
 the median of several runs in the same process; recall latency is reported
 with the query embedding excluded (queries embedded beforehand and served
-from a cache) and included.
+from a cache) and included. The machine may be shared, so the process's CPU
+time per recall and per write is reported beside wall time.
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ class ScaleResult:
     recall_p50_ms: float
     recall_p95_ms: float
     recall_with_embed_p50_ms: float
+    recall_cpu_p50_ms: float
+    write_cpu_turns_per_s: float
     file_mib: float
 
 
@@ -115,12 +118,13 @@ def measure(
             for _ in range(queries)
         ]
         memory.recall(asked[0], scope=scope)  # load the vector cache once
-        excluded = []
+        excluded, cpu_times = [], []
         embedder.warm(asked)
         for q in asked:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             memory.recall(q, scope=scope)
             excluded.append(time.perf_counter() - t)
+            cpu_times.append(time.process_time() - c)
         included = []
         plain = Memory(f"sqlite:///{path}", clock=clock)
         try:
