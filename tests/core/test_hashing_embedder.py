@@ -46,3 +46,15 @@ def test_the_light_stemmer_folds_common_forms() -> None:
     assert stem("live") == stem("lives") == stem("lived") == stem("living")
     assert stem("move") == stem("moved") == stem("moving")
     assert stem("cities") == stem("city")
+
+
+def test_the_vectors_are_frozen_under_their_pinned_name() -> None:
+    """Stores pin the embedder by name: if this fails, the vectors changed, so the name must
+    change too (commonplace-hashing-v2-...) and this checksum with it."""
+    import hashlib
+
+    embedder = HashingEmbedder()
+    vectors = embedder.embed(["The user moved to Porto with Joana.", "what is my gym locker code?"])
+    digest = hashlib.sha256(np.round(vectors, 5).tobytes()).hexdigest()
+    assert embedder.name == "commonplace-hashing-v1-256"
+    assert digest == "263d2dd0d8bfe3615837411ce3e96db97a094beeda4b30d359c99a3c660a773a"
