@@ -6,6 +6,10 @@ fresh machine and in CI.
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import nox
 
 nox.options.sessions = ["lint", "tests"]
@@ -16,9 +20,10 @@ CORE = "packages/commonplace"
 LANGGRAPH = "integrations/commonplace-langgraph"
 LLAMAINDEX = "integrations/commonplace-llamaindex"
 BENCH = "packages/commonplace-bench"
+WEAVIATE = "integrations/commonplace-weaviate"
 # Every distribution of the repository, installed together in one pip call so the local
 # core satisfies the integrations' dependency on it.
-PACKAGES = ["-e", CORE, "-e", LANGGRAPH, "-e", LLAMAINDEX, "-e", BENCH]
+PACKAGES = ["-e", CORE, "-e", LANGGRAPH, "-e", LLAMAINDEX, "-e", BENCH, "-e", WEAVIATE]
 TEST_DEPS = [
     "pytest>=8",
     "pytest-asyncio>=0.24",
@@ -26,7 +31,13 @@ TEST_DEPS = [
     "langgraph-checkpoint-conformance==0.0.2",
     "langgraph-checkpoint-sqlite>=3.1,<4",
 ]
-TYPED_SOURCES = [f"{CORE}/src", f"{LANGGRAPH}/src", f"{LLAMAINDEX}/src", f"{BENCH}/src"]
+TYPED_SOURCES = [
+    f"{CORE}/src",
+    f"{LANGGRAPH}/src",
+    f"{LLAMAINDEX}/src",
+    f"{BENCH}/src",
+    f"{WEAVIATE}/src",
+]
 
 
 @nox.session
@@ -38,9 +49,23 @@ def demo(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The whole test suite against real SQLite files."""
+    """The whole test suite: real SQLite files, real LangGraph graphs and LlamaIndex engines,
+    and a real Weaviate server on loopback, built once with `go install` (cached) and
+    stopped afterwards. Point COMMONPLACE_WEAVIATE_URL at your own server to use it instead."""
     session.install(*PACKAGES, *TEST_DEPS)
-    session.run("pytest", *(session.posargs or ["tests"]))
+    if os.environ.get("COMMONPLACE_WEAVIATE_URL"):
+        session.run("pytest", *(session.posargs or ["tests"]))
+        return
+    session.run("commonplace-weaviate", "server", "install")  # pinned version, cached binary
+    pidfile = Path(session.create_tmp()) / "weaviate.json"
+    session.run("commonplace-weaviate", "server", "start", "--pidfile", str(pidfile))
+    url = json.loads(pidfile.read_text())["url"]
+    try:
+        session.run(
+            "pytest", *(session.posargs or ["tests"]), env={"COMMONPLACE_WEAVIATE_URL": url}
+        )
+    finally:
+        session.run("commonplace-weaviate", "server", "stop", "--pidfile", str(pidfile))
 
 
 @nox.session

@@ -14,7 +14,16 @@ def test_all_is_sorted_and_complete() -> None:
     for name in commonplace.__all__:
         assert hasattr(commonplace, name), name
     public = {n for n in vars(commonplace) if not n.startswith("_")}
-    modules = {"embedders", "errors", "hookspecs", "lifecycle", "read", "stores", "write"}
+    modules = {
+        "embedders",
+        "errors",
+        "hookspecs",
+        "lifecycle",
+        "read",
+        "stores",
+        "testing",
+        "write",
+    }
     assert public - set(commonplace.__all__) - modules == set()
 
 

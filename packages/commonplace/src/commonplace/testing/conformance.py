@@ -546,6 +546,57 @@ class TestScopes:
         assert _write(store, [gone[0]]) == [True]
         assert store.count(ANA, Kind.NOTE) == 1
 
+    def test_delete_scope_removes_its_traces_elsewhere(self, store: Backend) -> None:
+        gone, kept = _turn(ANA_T1, "thread secret"), _turn(ANA, "kept fact")
+        _write(store, [gone, kept])
+        summary = note(
+            kept.episode,
+            "Ana summary",
+            kind=Kind.SUMMARY,
+            record_id="su_from_t1",
+            provenance=[_nid(gone)],
+        )
+        procedure = note(
+            kept.episode,
+            "Ana procedure",
+            kind=Kind.PROCEDURE,
+            record_id="pr_from_su",
+            provenance=["su_from_t1"],
+        )
+        other = note(
+            kept.episode,
+            "Other summary",
+            kind=Kind.SUMMARY,
+            record_id="su_kept",
+            provenance=[_nid(kept)],
+        )
+        store.add_records(
+            [summary, procedure, other], rows(unit(1.0), unit(0.0, 1.0), unit(0.0, 0.0, 1.0))
+        )
+        store.append_audit(
+            [
+                AuditEntry(T0, ANA, "merge", "r", _nid(gone)),
+                AuditEntry(T0, ANA, "merge", "r", _nid(kept)),
+                AuditEntry(T0, ANA_T1, "demote", "r", "x"),
+            ]
+        )
+        store.add_conflict(Conflict("cf_gone", BOB, "Tom", "why", (_nid(gone), "y"), T0))
+        store.add_conflict(Conflict("cf_kept", ANA, "Tom", "why", (_nid(kept),), T0))
+        for scope in (ANA, ANA_T1, ANA_T2, Scope(thread="t1"), BOB):
+            store.put_card(Card(scope, "profile", f"card of {scope}", T0))
+        counts = store.delete_scope(ANA_T1)
+        assert counts["records"] == 3 and counts["audit"] == 2
+        for rid in (_nid(gone), "su_from_t1", "pr_from_su"):
+            assert store.get_record(rid, any_status=True) is None
+        assert store.get_record("su_kept") is not None and store.get_record(_nid(kept))
+        assert [e.record_id for e in store.audit_log(None, limit=10)] == [_nid(kept)]
+        assert [c.id for c in store.conflicts(None, open_only=False)] == ["cf_kept"]
+        assert {
+            s
+            for s in (ANA, ANA_T1, ANA_T2, Scope(thread="t1"), BOB)
+            if store.get_card(s, "profile") is not None
+        } == {ANA_T2, BOB}
+
 
 # -- candidates ---------------------------------------------------------------------------------
 
