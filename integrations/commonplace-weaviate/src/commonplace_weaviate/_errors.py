@@ -31,6 +31,8 @@ _TRANSIENT = (
     "eof",
     "socket closed",
     "goaway",
+    # a stream the peer reset (HTTP/2 RST_STREAM), as gRPC reports a node going away
+    "rst_stream",
     "too many requests",
     "temporarily",
     "try again",
