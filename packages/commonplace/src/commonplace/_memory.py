@@ -12,12 +12,13 @@ from ._clock import Clock, SystemClock
 from ._config import Config
 from ._plugins import default_url, make_plugin_manager, url_scheme
 from ._provenance import Provenance, trace
-from ._records import Kind, Record, Role, Tier, episode_id
+from ._records import Kind, Record, Role, Status, Tier, episode_id
 from ._scope import Scope, coerce_scope, owner_scope
 from ._validate import (
     MAX_DAYS,
     checked_bool,
     checked_float,
+    checked_id,
     checked_int,
     checked_meta,
     checked_role,
@@ -40,7 +41,15 @@ from .lifecycle._runner import Lifecycle
 from .read import Recall, ScoreSignal
 from .read._compiler import RecallCompiler
 from .read._feedback import Feedback, infer_used
-from .stores import PROFILE_CARD, ROLLING_SUMMARY, AuditEntry, Backend, Conflict, EmbedderPin
+from .stores import (
+    PROFILE_CARD,
+    ROLLING_SUMMARY,
+    AuditEntry,
+    Backend,
+    Conflict,
+    EmbedderPin,
+    RecordQuery,
+)
 from .write import Turn, WriteResult
 from .write._cards import CardKeeper
 from .write._pipeline import WritePipeline
@@ -267,9 +276,7 @@ class Memory:
         taken once per recall.
         """
         self._check_open()
-        if not isinstance(recall_id, str):
-            raise InvalidTypeError("recall_id must be the str id of a Recall")
-        log = self._backend.get_recall(recall_id)
+        log = self._backend.get_recall(checked_id("recall_id", recall_id))
         if log is None:
             raise NotFoundError(f"no recall with id {recall_id!r}; use Recall.id")
         shown = list(log.shown_ids or log.item_ids)
@@ -408,19 +415,35 @@ class Memory:
         from go too. The report lists every id removed.
         """
         self._check_open()
-        if not isinstance(record_id, str):
-            raise InvalidTypeError(f"record_id must be a str, not {type(record_id).__name__}")
         return forget(
             self._backend,
-            record_id,
+            checked_id("record_id", record_id),
             scope=coerce_scope(scope),
             include_evidence=checked_bool("include_evidence", include_evidence),
         )
 
     def forget_scope(self, scope: Scope | str | Mapping[str, str]) -> dict[str, int]:
-        """Remove every episode, record, link, card and log entry visible in ``scope``."""
+        """Remove every episode, record, link, card and log entry visible in ``scope``, and
+        everything derived from them elsewhere: summaries and procedures built on its notes,
+        the conflicts and audit entries naming them. Profile cards of broader scopes (the
+        user's card, when one thread is forgotten) are rewritten from what remains."""
         self._check_open()
-        return self._backend.delete_scope(coerce_scope(scope))
+        scope = coerce_scope(scope)
+        broader = {
+            owner_scope(r.scope)
+            for r in self._backend.iter_records(
+                RecordQuery(scope=scope, kinds=(Kind.NOTE,), statuses=tuple(Status))
+            )
+        }
+        rebuild = [
+            s
+            for s in broader
+            if not scope.contains(s) and self._backend.get_card(s, PROFILE_CARD) is not None
+        ]
+        counts = self._backend.delete_scope(scope)
+        for card in rebuild:  # from scratch: the old card held what was just forgotten
+            self._cards.rewrite(card, PROFILE_CARD, now=self._now(None))
+        return counts
 
     def pin(
         self,
@@ -432,7 +455,7 @@ class Memory:
     ) -> Record:
         """Pin a record (always injected, never demoted or decayed) or unpin it."""
         self._check_open()
-        record = self._backend.get_record(record_id) if isinstance(record_id, str) else None
+        record = self._backend.get_record(checked_id("record_id", record_id))
         if record is None or not coerce_scope(scope).contains(record.scope):
             raise NotFoundError(f"no active record with id {record_id!r} in this scope")
         pinned = checked_bool("pinned", pinned)
@@ -468,10 +491,8 @@ class Memory:
     ) -> Provenance:
         """The provenance chain of a record, down to the episodes that justify it."""
         self._check_open()
-        if not isinstance(record_id, str):
-            raise InvalidTypeError(f"record_id must be a str, not {type(record_id).__name__}")
         chain = trace(
-            record_id,
+            checked_id("record_id", record_id),
             get_record=lambda rid: self._backend.get_record(rid, any_status=True),
             get_episode=self._backend.get_episode,
         )

@@ -111,3 +111,14 @@ def checked_time(name: str, when: object) -> datetime:
             f"{LATEST:%Y} (UTC)"
         )
     return utc
+
+
+def checked_id(name: str, value: object) -> str:
+    """A record, episode or recall id: a str that can be looked up at all."""
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"{name} must be a str, not {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{name} {value!r} is not valid unicode; no id is") from None
+    return value

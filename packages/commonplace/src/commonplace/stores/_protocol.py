@@ -279,7 +279,11 @@ class Backend(Protocol):
         ...
 
     def delete_scope(self, scope: Scope) -> dict[str, int]:
-        """Remove everything visible in ``scope``; returns counts per table."""
+        """Remove everything visible in ``scope`` and every trace of it elsewhere: records
+        derived from its records (summaries, procedures, transitively), audit entries and
+        conflicts that name a removed record, and the cards of broader scopes (written from
+        its notes; the Memory rewrites them). Nothing of it may stay readable in the store,
+        indexes included. Returns counts per table."""
         ...
 
     # -- links ----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Collection, Iterator, Sequence
@@ -85,6 +86,8 @@ class SQLiteBackend:
                 f"cannot create a store at {self._path!r}: the folder "
                 f"{str(Path(self._path).parent)!r} does not exist; create it first"
             )
+        if self._path != ":memory:":
+            _check_file(self._path)
         try:
             self._db = sqlite3.connect(
                 self._path, timeout=timeout, isolation_level=None, check_same_thread=False
@@ -203,7 +206,13 @@ class SQLiteBackend:
             rows = dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'embedder.%'"))
         if "embedder.name" not in rows:
             return None
-        return EmbedderPin(name=rows["embedder.name"], dim=int(rows["embedder.dim"]))
+        try:
+            return EmbedderPin(name=rows["embedder.name"], dim=int(rows["embedder.dim"]))
+        except (KeyError, ValueError):
+            raise CorruptStoreError(
+                f"{self._path!r} has a damaged embedder pin {rows}; restore it from a backup: "
+                "commonplace will not overwrite it"
+            ) from None
 
     def write_pin(self, pin: EmbedderPin, *, replace: bool = False) -> None:
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
@@ -672,23 +681,26 @@ class SQLiteBackend:
                 )
 
     def delete_records(self, record_ids: Collection[str]) -> list[str]:
-        removed: list[str] = []
         with self._transaction() as db:
-            for chunk in chunks(list(record_ids)):
-                found = db.execute(
-                    f"SELECT seq, id FROM records WHERE id IN ({marks(len(chunk))})", chunk
-                ).fetchall()
-                if not found:
-                    continue
-                ids = [rid for _, rid in found]
-                q = marks(len(ids))
-                db.execute(f"DELETE FROM records WHERE id IN ({q})", ids)
-                db.execute(f"DELETE FROM provenance WHERE record_id IN ({q})", ids)
-                db.execute(f"DELETE FROM links WHERE a IN ({q}) OR b IN ({q})", ids + ids)
-                db.execute(f"DELETE FROM uses WHERE record_id IN ({q})", ids)
-                removed.extend(ids)
-                if self._index is not None:
-                    self._index.discard({seq for seq, _ in found})
+            return self._delete_records(db, record_ids)
+
+    def _delete_records(self, db: sqlite3.Connection, record_ids: Collection[str]) -> list[str]:
+        removed: list[str] = []
+        for chunk in chunks(list(record_ids)):
+            found = db.execute(
+                f"SELECT seq, id FROM records WHERE id IN ({marks(len(chunk))})", chunk
+            ).fetchall()
+            if not found:
+                continue
+            ids = [rid for _, rid in found]
+            q = marks(len(ids))
+            db.execute(f"DELETE FROM records WHERE id IN ({q})", ids)
+            db.execute(f"DELETE FROM provenance WHERE record_id IN ({q})", ids)
+            db.execute(f"DELETE FROM links WHERE a IN ({q}) OR b IN ({q})", ids + ids)
+            db.execute(f"DELETE FROM uses WHERE record_id IN ({q})", ids)
+            removed.extend(ids)
+            if self._index is not None:
+                self._index.discard({seq for seq, _ in found})
         return removed
 
     def delete_episodes(self, episode_ids: Collection[str]) -> list[str]:
@@ -709,28 +721,78 @@ class SQLiteBackend:
         return removed
 
     def derived_from(self, source_ids: Collection[str]) -> list[str]:
-        out: list[str] = []
         with self._reading() as db:
-            for chunk in chunks(list(source_ids)):
-                out.extend(
-                    r[0]
-                    for r in db.execute(
-                        "SELECT DISTINCT record_id FROM provenance WHERE source_id IN "
-                        f"({marks(len(chunk))})",
-                        chunk,
-                    )
+            return self._derived_from(db, source_ids)
+
+    def _derived_from(self, db: sqlite3.Connection, source_ids: Collection[str]) -> list[str]:
+        out: list[str] = []
+        for chunk in chunks(list(source_ids)):
+            out.extend(
+                r[0]
+                for r in db.execute(
+                    "SELECT DISTINCT record_id FROM provenance WHERE source_id IN "
+                    f"({marks(len(chunk))})",
+                    chunk,
                 )
+            )
         return out
 
     def delete_scope(self, scope: Scope) -> dict[str, int]:
         where, params = scope_clause(scope)
-        with self._reading() as db:
-            ids = [r[0] for r in db.execute(f"SELECT id FROM records WHERE {where}", params)]
-        counts = {"records": len(self.delete_records(ids))}
+        with self._lock, self._translate_errors():
+            self._check_open()
+            self._db.execute("PRAGMA secure_delete = ON")  # zero what is freed, not only unlink
+            try:
+                return self._delete_scope(where, params)
+            finally:
+                self._db.execute("PRAGMA secure_delete = OFF")
+
+    def _delete_scope(self, where: str, params: tuple[str, ...]) -> dict[str, int]:
         with self._transaction() as db:
+            rows = db.execute(
+                f"SELECT id, scope_user, scope_agent, scope_thread FROM records WHERE {where}",
+                params,
+            ).fetchall()
+            doomed = {r[0] for r in rows}
+            frontier = set(doomed)
+            while frontier:  # what was derived from them elsewhere, transitively
+                derived = set(self._derived_from(db, frontier)) - doomed
+                doomed |= derived
+                frontier = derived
+            counts = {"records": len(self._delete_records(db, doomed))}
             for table in ("episodes", "audit", "recalls", "conflicts", "cards"):
                 counts[table] = db.execute(f"DELETE FROM {table} WHERE {where}", params).rowcount
+            counts["audit"] += self._delete_traces(db, doomed, {r[1:] for r in rows})
+            # FTS5 keeps the terms of deleted rows in old segments until they are merged
+            db.execute("INSERT INTO records_fts (records_fts) VALUES ('optimize')")
+        if self._path != ":memory:":  # and old log frames still hold the deleted pages
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         return counts
+
+    def _delete_traces(
+        self, db: sqlite3.Connection, doomed: set[str], note_scopes: set[tuple[str, str, str]]
+    ) -> int:
+        """Outside a forgotten scope: audit entries and conflicts naming a removed record,
+        and the cards of broader scopes, which were written from its notes."""
+        audit = 0
+        for chunk in chunks(list(doomed)):
+            audit += db.execute(
+                f"DELETE FROM audit WHERE record_id IN ({marks(len(chunk))})", chunk
+            ).rowcount
+        stale = [
+            cid
+            for cid, ids in db.execute("SELECT id, record_ids FROM conflicts")
+            if doomed & set(json.loads(ids))
+        ]
+        for chunk in chunks(stale):
+            db.execute(f"DELETE FROM conflicts WHERE id IN ({marks(len(chunk))})", chunk)
+        for user, agent, thread in note_scopes:
+            db.execute(
+                "DELETE FROM cards WHERE scope_user IN ('', ?) AND scope_agent IN ('', ?) "
+                "AND scope_thread IN ('', ?)",
+                (user, agent, thread),
+            )
+        return audit
 
     # -- links ----------------------------------------------------------------------------
 
@@ -941,6 +1003,38 @@ class SQLiteBackend:
             ):
                 sources.setdefault(record_id, []).append(source_id)
         return [record_from_row(row, tuple(sources.get(row[1], ()))) for row in rows]
+
+
+def _check_file(path: str) -> None:
+    """Refuse, before SQLite opens it, a file SQLite would take for an empty database
+    (and so overwrite) or one shorter than its own header says: a truncated copy."""
+    try:
+        size = os.path.getsize(path)
+        if size == 0:
+            return  # a new store
+        with open(path, "rb") as f:
+            header = f.read(100)
+        log = os.path.getsize(path + "-wal") if os.path.exists(path + "-wal") else 0
+    except OSError:
+        return  # let SQLite say what is wrong with it
+    damaged = (
+        f"{path!r} is damaged or not an SQLite file; restore it from a backup or point the URL "
+        "at a new file: commonplace will not overwrite it"
+    )
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        raise CorruptStoreError(damaged)
+    if log:
+        return  # newer pages live in the write-ahead log; SQLite reads them from there
+    page = int.from_bytes(header[16:18], "big")
+    page = 65_536 if page == 1 else page
+    pages = int.from_bytes(header[28:32], "big")
+    short = header[24:28] == header[92:96] and size < pages * page  # header size is valid
+    if page < 512 or page & (page - 1) or size % page or short:
+        raise CorruptStoreError(
+            f"{path!r} is truncated ({size} bytes; its header says {pages} pages of {page}); "
+            "restore it from a backup or point the URL at a new file: commonplace will not "
+            "overwrite it"
+        )
 
 
 def _record_filter(query: RecordQuery) -> tuple[str, tuple[Any, ...]]:
