@@ -105,8 +105,14 @@ def simulate(memory: Memory, clock: ManualClock, *, turns: int, seed: int) -> li
             text = "Can you draft my weekly status report for the team?"
         else:
             text = f"I spent {rng.randint(1, 90)} minutes on hobby project {rng.randint(1, 40)}."
-        batch.append(memory.turn(text, scope=SCOPE))
-        batch.append(memory.turn(f"(assistant reply {n})", role="assistant", scope=SCOPE))
+        # message ids, as a chat framework gives them: saying the same words again (going
+        # back to an earlier job, say) is a new turn, not a resent one
+        batch.append(memory.turn(text, scope=SCOPE, key=f"user-{n}"))
+        batch.append(
+            memory.turn(
+                f"(assistant reply {n})", role="assistant", scope=SCOPE, key=f"assistant-{n}"
+            )
+        )
         if len(batch) >= 400:
             memory.write_many(batch)
             batch = []
