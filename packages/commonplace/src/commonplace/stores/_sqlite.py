@@ -50,6 +50,7 @@ from ._sqlite_rows import (
     INSERT_COLUMNS,
     RECORD_COLUMNS,
     chunks,
+    decoding,
     episode_from_row,
     fts_queries,
     marks,
@@ -152,9 +153,10 @@ class SQLiteBackend:
             yield
         except sqlite3.OperationalError as exc:
             raise StoreError(f"SQLite error on {self._path!r}: {exc}") from exc
-        except sqlite3.DatabaseError as exc:
-            if type(exc) is not sqlite3.DatabaseError:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            if isinstance(exc, sqlite3.DatabaseError) and type(exc) is not sqlite3.DatabaseError:
                 raise  # integrity and programming errors are not damage
+            # (text that is no longer UTF-8 is damage SQLite's own checks did not catch)
             raise CorruptStoreError(
                 f"{self._path!r} is damaged or not an SQLite file ({exc}); restore it from a "
                 "backup or point the URL at a new file: commonplace will not overwrite it"
@@ -440,10 +442,11 @@ class SQLiteBackend:
                     )
                 )
         out = np.zeros((len(record_ids), dim), np.float32)
-        for i, rid in enumerate(record_ids):
-            blob = by_id.get(rid)
-            if blob is not None:
-                out[i] = np.frombuffer(blob, np.float32)
+        with decoding("vector"):
+            for i, rid in enumerate(record_ids):
+                blob = by_id.get(rid)
+                if blob is not None:
+                    out[i] = np.frombuffer(blob, np.float32)
         return out
 
     # -- search -------------------------------------------------------------------------
@@ -576,7 +579,8 @@ class SQLiteBackend:
             seqs.append(seq)
             blobs.append(blob)
         for parts, (seqs, blobs) in grouped.items():
-            matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(seqs), index.dim)
+            with decoding("vector"):
+                matrix = np.frombuffer(b"".join(blobs), np.float32).reshape(len(seqs), index.dim)
             index.add(parts, np.asarray(seqs, np.int64), matrix)
         return index
 
@@ -782,7 +786,7 @@ class SQLiteBackend:
         stale = [
             cid
             for cid, ids in db.execute("SELECT id, record_ids FROM conflicts")
-            if doomed & set(json.loads(ids))
+            if doomed & _ids_in(ids)
         ]
         for chunk in chunks(stale):
             db.execute(f"DELETE FROM conflicts WHERE id IN ({marks(len(chunk))})", chunk)
@@ -858,17 +862,18 @@ class SQLiteBackend:
                 f"detail FROM audit WHERE {where} ORDER BY seq DESC LIMIT ?",
                 (*params, limit),
             ).fetchall()
-        return [
-            AuditEntry(
-                maybe_datetime(at) or datetime.min,
-                scope_from_parts(u, a, t),
-                action,
-                rule,
-                rid,
-                detail,
-            )
-            for at, u, a, t, action, rule, rid, detail in rows
-        ]
+        with decoding("audit entry"):
+            return [
+                AuditEntry(
+                    maybe_datetime(at) or datetime.min,
+                    scope_from_parts(u, a, t),
+                    action,
+                    rule,
+                    rid,
+                    detail,
+                )
+                for at, u, a, t, action, rule, rid, detail in rows
+            ]
 
     def log_recall(self, log: RecallLog) -> None:
         ids = {"retrieved": list(log.item_ids), "shown": list(log.shown_ids)}
@@ -895,15 +900,16 @@ class SQLiteBackend:
         if row is None:
             return None
         rid, u, a, t, at, items, feedback = row
-        ids = json.loads(items)
-        return RecallLog(
-            rid,
-            scope_from_parts(u, a, t),
-            maybe_datetime(at) or datetime.min,
-            tuple(ids["retrieved"]),
-            maybe_datetime(feedback),
-            tuple(ids["shown"]),
-        )
+        with decoding("recall log"):
+            ids = json.loads(items)
+            return RecallLog(
+                rid,
+                scope_from_parts(u, a, t),
+                maybe_datetime(at) or datetime.min,
+                tuple(ids["retrieved"]),
+                maybe_datetime(feedback),
+                tuple(ids["shown"]),
+            )
 
     def mark_recall_feedback(self, recall_id: str, *, at: datetime) -> bool:
         with self._transaction() as db:
@@ -943,19 +949,20 @@ class SQLiteBackend:
                 "ORDER BY created_at",
                 params,
             ).fetchall()
-        return [
-            Conflict(
-                cid,
-                scope_from_parts(u, a, t),
-                entity,
-                reason,
-                tuple(json.loads(ids)),
-                maybe_datetime(created) or datetime.min,
-                maybe_datetime(resolved),
-                resolution,
-            )
-            for cid, u, a, t, entity, reason, ids, created, resolved, resolution in rows
-        ]
+        with decoding("conflict"):
+            return [
+                Conflict(
+                    cid,
+                    scope_from_parts(u, a, t),
+                    entity,
+                    reason,
+                    tuple(json.loads(ids)),
+                    maybe_datetime(created) or datetime.min,
+                    maybe_datetime(resolved),
+                    resolution,
+                )
+                for cid, u, a, t, entity, reason, ids, created, resolved, resolution in rows
+            ]
 
     def resolve_conflict(self, conflict_id: str, *, resolution: str, at: datetime) -> None:
         with self._transaction() as db:
@@ -974,7 +981,10 @@ class SQLiteBackend:
         if row is None:
             return None
         text, data, updated = row
-        return Card(scope, kind, text, maybe_datetime(updated) or datetime.min, json.loads(data))
+        with decoding("card"):
+            return Card(
+                scope, kind, text, maybe_datetime(updated) or datetime.min, json.loads(data)
+            )
 
     def put_card(self, card: Card) -> None:
         with self._transaction() as db:
@@ -1003,6 +1013,11 @@ class SQLiteBackend:
             ):
                 sources.setdefault(record_id, []).append(source_id)
         return [record_from_row(row, tuple(sources.get(row[1], ()))) for row in rows]
+
+
+def _ids_in(encoded: str) -> set[str]:
+    with decoding("conflict"):
+        return set(json.loads(encoded))
 
 
 def _check_file(path: str) -> None:

@@ -6,6 +6,7 @@ only ever contain column names and placeholders.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -18,6 +19,7 @@ from .._clock import from_epoch, to_epoch
 from .._records import Episode, Kind, Record, Role, Status, Tags, Tier, search_text
 from .._scope import Scope
 from .._text import STOPWORDS
+from ..errors import CorruptStoreError
 
 RECORD_COLUMNS = (
     "seq, id, kind, scope_user, scope_agent, scope_thread, text, tags, tier, created_at, "
@@ -29,7 +31,25 @@ ENTITY_SEPARATOR = "\x1f"
 _FTS_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 
+@contextlib.contextmanager
+def decoding(what: str) -> Iterator[None]:
+    """A value SQLite returned that cannot be read back as what was stored is damage that
+    SQLite's own checks missed (a byte changed inside a value, say): say so."""
+    try:
+        yield
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+        raise CorruptStoreError(
+            f"a stored {what} cannot be read back ({exc}); the store is damaged: restore it "
+            "from a backup (commonplace will not overwrite it)"
+        ) from exc
+
+
 def record_from_row(row: Any, provenance: tuple[str, ...]) -> Record:
+    with decoding("record"):
+        return _record_from_row(row, provenance)
+
+
+def _record_from_row(row: Any, provenance: tuple[str, ...]) -> Record:
     (
         _seq,
         rid,
@@ -127,6 +147,11 @@ def entity_column(entities: tuple[str, ...]) -> str:
 
 
 def episode_from_row(row: Any) -> Episode:
+    with decoding("episode"):
+        return _episode_from_row(row)
+
+
+def _episode_from_row(row: Any) -> Episode:
     eid, user, agent, thread, role, text, at, meta = row
     return Episode(
         id=eid,

@@ -1,0 +1,161 @@
+"""The child processes of the reliability suite.
+
+``write_until_killed`` is the crash-test writer: a sustained workload of single and
+batched writes, duplicate turns, recalls with feedback, consolidation and the whole
+lifecycle, on one store, forever. After each call *returns* it appends one JSON line to an
+acknowledgement log with ``os.write`` (no buffering in the process, so a kill cannot lose
+an acknowledgement the call made, and an acknowledgement is never written before the
+call committed). The test kills it with SIGKILL at a random moment and checks the store
+against the log. ``race_process`` is one side of the two-process race.
+
+The tests start these through a ``forkserver`` that imported this module once (see
+``start``), so a child starts in milliseconds. To watch one by hand::
+
+    python tests/reliability/crash_child.py /tmp/store.db /tmp/acks.jsonl 1
+    # ... kill -9 it, then: sqlite3 /tmp/store.db 'PRAGMA integrity_check'
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import random
+import sys
+import traceback
+from multiprocessing.context import ForkServerContext
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+from reliability_support import BUSY, SCOPES, RaceLog, race, turn_text, url_of
+
+from commonplace import Memory, count_tokens
+from commonplace._records import note_id
+
+# Warm up once, in the fork server: the tokenizer, the entry-point plugins, the embedder.
+count_tokens("warm up")
+with Memory(":memory:", config=BUSY) as _warm:
+    _warm.recall("warm up", scope="warm-up")
+
+
+def _ack(fd: int, **entry: Any) -> None:
+    os.write(fd, (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def write_until_killed(store: str, acks: str, errors: str, seed: int) -> None:
+    """Run the crash workload on ``store`` until killed; only an error ends it early
+    (its traceback goes to ``errors`` and the exit code is 3)."""
+    fd = os.open(acks, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        _workload(store, fd, random.Random(seed), seed)
+    except BaseException:
+        Path(errors).write_text(traceback.format_exc(), encoding="utf-8")
+        os._exit(3)
+
+
+def _workload(store: str, fd: int, rng: random.Random, seed: int) -> None:
+    memory = Memory(url_of(store), config=BUSY)
+    _ack(fd, op="open")
+    recalls = []
+    n = 0
+    while True:
+        n += 1
+        roll = rng.random()
+        scope = rng.choice(SCOPES)
+        if roll < 0.40:
+            text = turn_text(rng, seed * 1_000_000 + n)
+            role = "assistant" if rng.random() < 0.15 else "user"
+            result = memory.write(text, scope=scope, role=role)
+            _ack(fd, op="write", turns=[_turn(scope, role, text, result)])
+        elif roll < 0.55:
+            turns = [
+                (rng.choice(SCOPES), turn_text(rng, seed * 1_000_000 + n * 10 + k))
+                for k in range(rng.randint(2, 8))
+            ]
+            results = memory.write_many([memory.turn(t, scope=s) for s, t in turns])
+            _ack(
+                fd,
+                op="write",
+                turns=[_turn(s, "user", t, r) for (s, t), r in zip(turns, results)],
+            )
+        elif roll < 0.60:  # the same turn again: idempotent, nothing new
+            text = f"My friend Mia plays chess {rng.randint(0, 9)}."
+            result = memory.write(text, scope=scope)
+            _ack(fd, op="write", turns=[_turn(scope, "user", text, result)])
+        elif roll < 0.75:
+            found = memory.recall(turn_text(rng), scope=scope, top_k=rng.randint(1, 8))
+            if found.included:
+                recalls.append(found)
+        elif roll < 0.85 and recalls:
+            found = recalls.pop(rng.randrange(len(recalls)))
+            used = rng.sample(list(found.included), rng.randint(1, len(found.included)))
+            feedback = memory.feedback(found.id, used=used)
+            if not feedback.already_given:
+                _ack(fd, op="feedback", recall=found.id, used=list(feedback.used))
+        elif roll < 0.95:
+            report = memory.consolidate(scope=scope)
+            made = [a.record_id for a in report.actions if a.action == "summarise"]
+            _ack(fd, op="consolidate", made=made)
+        else:
+            memory.sleep(scope=scope)
+            _ack(fd, op="sleep")
+
+
+def _turn(scope: Any, role: str, text: str, result: Any) -> dict[str, Any]:
+    note = result.note
+    return {
+        "ep": result.episode_id,
+        "scope": list(scope.parts()),
+        "role": role,
+        "text": text,
+        # the turn's own note (a merge strengthens another note: that one must exist too)
+        "note": None if note is None else note.id,
+        "own_note": note is not None and note.id == note_id(result.episode_id),
+    }
+
+
+def race_process(store: str, out: str, worker: int, ops: int, seed: int) -> None:
+    """One side of the two-process race: open the (possibly brand-new) store at the same
+    moment as the other side, race, and leave what it saw in ``out``."""
+    log = RaceLog()
+    try:
+        with Memory(url_of(store), config=BUSY) as memory:
+            race(memory, worker=worker, ops=ops, seed=seed, log=log)
+    except BaseException:
+        log.errors.append(traceback.format_exc())
+    Path(out).write_text(json.dumps(log.to_json()), encoding="utf-8")
+
+
+_CONTEXT: ForkServerContext | None = None
+
+
+def start(target: Any, *args: Any) -> BaseProcess:
+    """Start ``target(*args)`` in a child forked from a server that imported this module."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        context = multiprocessing.get_context("forkserver")
+        assert isinstance(context, ForkServerContext)
+        context.set_forkserver_preload(["crash_child"])
+        # The server imports this module by name (and silently skips it if it cannot):
+        # make sure it can, whatever the working directory.
+        here, before = str(Path(__file__).resolve().parent), os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join([here, *([before] if before else [])])
+        try:
+            multiprocessing.forkserver.ensure_running()
+        finally:
+            if before is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = before
+        _CONTEXT = context
+    process = _CONTEXT.Process(target=target, args=args, daemon=True)
+    process.start()
+    return process
+
+
+if __name__ == "__main__":
+    store_arg, acks_arg = sys.argv[1], sys.argv[2]
+    seed_arg = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    write_until_killed(store_arg, acks_arg, acks_arg + ".error", seed_arg)
