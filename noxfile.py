@@ -79,6 +79,17 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session
+def reliability(session: nox.Session) -> None:
+    """The long reliability variant (docs/guarantees.md): 600 SIGKILLs, 100,000 soak
+    operations, 3,000 fuzz examples per entry point. The default `tests` run has the short,
+    seeded variant of the same tests."""
+    session.install(*PACKAGES, *TEST_DEPS)
+    session.run(
+        "pytest", "tests/reliability", *session.posargs, env={"COMMONPLACE_RELIABILITY": "long"}
+    )
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Every benchmark, from scratch: regenerates docs/benchmarks.md and docs/benchmarks/.
 
