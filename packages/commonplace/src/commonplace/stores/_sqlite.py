@@ -1024,14 +1024,15 @@ def _check_file(path: str) -> None:
     """Refuse, before SQLite opens it, a file SQLite would take for an empty database
     (and so overwrite) or one shorter than its own header says: a truncated copy."""
     try:
-        size = os.path.getsize(path)
-        if size == 0:
-            return  # a new store
+        # the header first: a checkpoint in another process writes it before growing the file
         with open(path, "rb") as f:
             header = f.read(100)
+        size = os.path.getsize(path)
         log = os.path.getsize(path + "-wal") if os.path.exists(path + "-wal") else 0
     except OSError:
         return  # let SQLite say what is wrong with it
+    if not header:
+        return  # an empty file: a new store
     damaged = (
         f"{path!r} is damaged or not an SQLite file; restore it from a backup or point the URL "
         "at a new file: commonplace will not overwrite it"
