@@ -64,17 +64,17 @@ def test_hot_records_are_always_injected(memory: Memory, clock: ManualClock) -> 
 
 def test_the_hot_budget_demotes_the_weakest(memory: Memory, clock: ManualClock) -> None:
     ids = []
-    for n, text in enumerate(
+    for n, (text, query) in enumerate(
         [
-            "I am allergic to peanuts and shellfish and to bee stings.",
-            "My blood type is O negative, which matters in emergencies.",
-            "My emergency contact is my sister Mia at the hospital.",
+            ("I am allergic to peanuts and shellfish and to bee stings.", "allergies"),
+            ("My blood type is O negative, which matters in emergencies.", "blood type"),
+            ("My emergency contact is my sister Mia at the hospital.", "emergency contact"),
         ]
     ):
         note = memory.write(text, scope="ana").note
         assert note is not None
         ids.append(note.id)
-        _use(memory, text, note.id, 3 + n, clock)  # the later ones are used more
+        _use(memory, query, note.id, 3 + n, clock)  # the later ones are used more
     report = memory.apply_tiers(scope="ana")
     hot = {a.record_id for a in report.actions if a.action == "to_hot"}
     demoted = [a.record_id for a in report.actions if a.rule == "hot_budget"]

@@ -13,8 +13,12 @@ def test_search_stays_off_below_the_threshold(db_url: str, clock: ManualClock) -
         for text in ("I live in Lisbon.", "I play the cello.", "My dog is Pixel."):
             m.write(text, scope="ana")
         small = m.recall("cello", scope="ana")
-        assert not small.searched and small.items == ()
+        assert not small.searched
         assert small.render().count("\n- ") == 3  # every note is shown as a recent note
+        # and whatever the context shows is an item, with its section, score and provenance
+        assert len(small.items) == 3 and {i.section for i in small.items} == {"recent"}
+        assert small.items[0].record.text == "The user plays the cello."
+        assert all(i.record.provenance and "total" in i.score.breakdown() for i in small.items)
         m.write("I work at a bakery.", scope="ana")
         large = m.recall("cello", scope="ana")
         assert large.searched and large.items[0].record.text == "The user plays the cello."

@@ -42,6 +42,7 @@ def test_every_item_carries_a_breakdown_that_adds_up(memory: Memory, clock: Manu
         "gate",
         "accessibility",
         "tier_factor",
+        "modality_factor",
         "total",
     }
 
@@ -123,14 +124,19 @@ def test_pool_is_max_of_top_k_times_ten_and_fifty() -> None:
     assert config.pool_size(1) == 50 and config.pool_size(5) == 50 and config.pool_size(12) == 120
 
 
-def test_pool_limits_how_many_candidates_are_reranked(db_url: str, clock: ManualClock) -> None:
-    config = Config(pool_min=3, pool_factor=1, search_min_notes=0)
+def test_top_k_caps_the_relevant_notes_and_the_budget_fills_without_it(
+    db_url: str, clock: ManualClock
+) -> None:
+    config = Config(search_min_notes=0, recent_notes=0)
     with Memory(db_url, clock=clock, config=config) as memory:
         memory.write_many(
-            [memory.turn(f"I visited museum number {i} in Paris.", scope="ana") for i in range(10)]
+            [memory.turn(f"I visited museum number {i} in Paris.", scope="ana") for i in range(30)]
         )
         assert len(memory.recall("museum Paris", scope="ana", top_k=2).items) == 2
         assert len(memory.recall("museum Paris", scope="ana", top_k=10).items) == 10
+        # no top_k: relevant notes fill the budget, not a count
+        unbounded = memory.recall("museum Paris", scope="ana", budget_tokens=1500)
+        assert len(unbounded.items) == 30 and {i.section for i in unbounded.items} == {"relevant"}
 
 
 def test_compiled_context_respects_the_token_budget(memory: Memory) -> None:
