@@ -75,7 +75,9 @@ def test_a_near_duplicate_note_strengthens_the_existing_one_and_keeps_both_prove
     assert memory.count(Kind.NOTE) == 1 and memory.count(Kind.EPISODE) == 2
     merged = memory.explain(first.note.id)
     assert {e.id for e in merged.episodes()} == {first.episode_id, again.episode_id}
-    assert merged.record.access_count == 1  # type: ignore[union-attr]
+    # fresh again, but a repetition is not a use: frequency is earned by recall, never by merges
+    assert merged.record.access_count == 0  # type: ignore[union-attr]
+    assert merged.record.last_access == again.note.last_access > first.note.last_access  # type: ignore[union-attr]
     assert merged.record.importance > first.note.importance  # type: ignore[union-attr]
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import json
 import os
 import re
 import threading
@@ -63,6 +64,7 @@ from commonplace.stores import (
     Link,
     RecallLog,
     RecordQuery,
+    ReembedState,
     TurnWrite,
 )
 
@@ -136,6 +138,8 @@ class WeaviateBackend:
         self._locations: dict[str, Location] = {}
         self._collections: dict[str, WCollection[Any, Any]] = {}
         self._pin: EmbedderPin | None = None
+        self._vector: str | None = None  # the named vector searches use (see reembed_*)
+        self._reembed_done: set[Target] = set()
         self._seq = Sequencer()
         self._client = _connect(settings)
         try:
@@ -285,7 +289,9 @@ class WeaviateBackend:
                     f" not {pin.name!r} (dim {pin.dim}); open it with the pinned embedder or "
                     "re-embed the store"
                 )
-            text = S.description(S.NOTE, pin={"name": pin.name, "dim": pin.dim})
+            body = self._note_body()  # keeps the live vector's name and a re-embed's state
+            body["embedder"] = {**(body.get("embedder") or {}), "name": pin.name, "dim": pin.dim}
+            text = json.dumps(body, sort_keys=True)
             self._call(
                 lambda: self._col(S.NOTE).config.update(description=text), "pin the embedder"
             )
@@ -297,6 +303,203 @@ class WeaviateBackend:
                     f"{pin!r}; open it with the pinned embedder"
                 )
             self._pin = pin
+
+    # -- re-embedding ----------------------------------------------------------------------------
+    # A re-embed writes the new model's vectors into a named vector of their own (added to the
+    # record collections when it starts, named after the target model) and tags each record
+    # it staged with that name (property ``reembed``), so what is left is what lacks the tag,
+    # and a record written or replaced meanwhile is left again. Searches and writes use the
+    # live vector named in the pin until the last step swaps the pin, in one schema update.
+
+    def _note_body(self) -> dict[str, Any]:
+        config = self._call(lambda: self._col(S.NOTE).config.get(), "read the embedder pin")
+        body = S.read_description(config.description)
+        return dict(body) if body is not None else json.loads(S.description(S.NOTE))
+
+    def _live_vector(self) -> str:
+        """The named vector that holds the pinned model's vectors (``default`` at first)."""
+        if self._vector is None:
+            embedder = self._note_body().get("embedder")
+            name = embedder.get("vector") if isinstance(embedder, Mapping) else None
+            self._vector = str(name or "default")
+        return self._vector
+
+    def _reembed_body(self) -> tuple[dict[str, Any], EmbedderPin | None, str]:
+        body = self._note_body()
+        state = body.get("reembed")
+        if not isinstance(state, Mapping) or "name" not in state:
+            return body, None, ""
+        return body, EmbedderPin(str(state["name"]), int(state["dim"])), str(state["vector"])
+
+    def _reembed_targets(self) -> list[Target]:
+        return self._targets(None, list(S.RECORD_SPECS.values()))
+
+    def _reembed_counts(self, vector: str) -> tuple[int, int]:
+        """(staged, pending) over every tenant of the record collections."""
+        from weaviate.classes.query import Filter
+
+        def counts(spec: S.Spec, tenant: str) -> list[tuple[int, int]]:
+            col = self._tcol(spec, tenant)
+            total = self._call(
+                lambda: col.aggregate.over_all(total_count=True), "count records"
+            ).total_count
+            # (an aggregate over not_equal miscounts on Weaviate 1.35; equal does not)
+            staged = self._call(
+                lambda: col.aggregate.over_all(
+                    filters=Filter.by_property("reembed").equal(vector), total_count=True
+                ),
+                "count re-embedded records",
+            ).total_count
+            return [(int(staged or 0), int(total or 0) - int(staged or 0))]
+
+        found = self._fan_out(self._reembed_targets(), counts)
+        return sum(s for s, _ in found), sum(p for _, p in found)
+
+    def reembed_state(self) -> ReembedState | None:
+        _, target, vector = self._reembed_body()
+        if target is None:
+            return None
+        staged, pending = self._reembed_counts(vector)
+        return ReembedState(target, staged, pending)
+
+    def reembed_pending(self, target: EmbedderPin, *, limit: int) -> list[Record]:
+        from weaviate.classes.config import Configure, VectorDistances
+        from weaviate.classes.query import Filter, Sort
+
+        vector = _reembed_vector(target)
+        with self._pin_lock:
+            body, current, _ = self._reembed_body()
+            if current != target:
+                for spec in S.RECORD_SPECS.values():
+                    col = self._col(spec)
+                    config = self._call(col.config.get, f"read {spec.suffix}")
+                    if vector not in (config.vector_config or {}):
+                        self._call(
+                            partial(
+                                col.config.add_vector,
+                                vector_config=Configure.Vectors.self_provided(
+                                    name=vector,
+                                    vector_index_config=Configure.VectorIndex.hnsw(
+                                        distance_metric=VectorDistances.COSINE
+                                    ),
+                                ),
+                            ),
+                            f"add the vector {vector} to {spec.suffix}",
+                        )
+                body["reembed"] = {"name": target.name, "dim": target.dim, "vector": vector}
+                text = json.dumps(body, sort_keys=True)
+                self._call(
+                    lambda: self._col(S.NOTE).config.update(description=text),
+                    "start the re-embed",
+                )
+                self._reembed_done = set()
+        wanted = max(0, int(limit))
+        rows: list[Mapping[str, Any]] = []
+        left = Filter.by_property("reembed").not_equal(vector)
+        for spec, tenant in self._reembed_targets():
+            if len(rows) >= wanted:
+                break
+            if (spec, tenant) in self._reembed_done:
+                continue
+            try:
+                found = self._call(
+                    partial(
+                        self._tcol(spec, tenant).query.fetch_objects,
+                        filters=left,
+                        limit=wanted - len(rows),
+                        sort=Sort.by_property("seq"),
+                        return_properties=S.RECORD_RETURN,
+                    ),
+                    "list records to re-embed",
+                ).objects
+            except StoreError as exc:
+                if _TENANT_MISSING.search(str(exc)):
+                    continue
+                raise
+            if not found:  # nothing left here (finish looks again at every tenant)
+                self._reembed_done.add((spec, tenant))
+            rows.extend(flatten(o.properties) for o in found)
+        return self._hydrate(rows)
+
+    def reembed_stage(
+        self, target: EmbedderPin, record_ids: Sequence[str], vectors: Vectors
+    ) -> None:
+        ids = list(record_ids)
+        matrix = np.asarray(vectors, np.float32)
+        if matrix.shape != (len(ids), target.dim):
+            raise InvalidInputError(
+                f"reembed_stage got vectors of shape {matrix.shape} for {len(ids)} ids; it "
+                f"needs one row of {target.dim} (the target's dimension) per id"
+            )
+        if not np.all(np.isfinite(matrix)):
+            raise InvalidInputError("reembed_stage got NaN or infinite vector values")
+        _, current, vector = self._reembed_body()
+        if current != target:
+            doing = "none is" if current is None else f"the one in progress is to {current.name!r}"
+            raise StoreError(
+                f"no re-embed to {target.name!r} is in progress ({doing}); start it with "
+                "reembed_pending (commonplace reembed --to NAME does)"
+            )
+        located = self._locate(ids)
+
+        def stage(row: int, rid: str) -> None:
+            kind, tenant = located[rid]
+            # a partial update: the live vector and the other fields stay as they are
+            self._patch_vector(
+                S.RECORD_SPECS[kind], tenant, object_uuid("record", rid), vector, matrix[row]
+            )
+
+        self._parallel(
+            [
+                partial(stage, row, rid)
+                for row, rid in enumerate(ids)
+                if rid in located and located[rid][0] in S.RECORD_SPECS
+            ]
+        )
+
+    def _patch_vector(
+        self, spec: S.Spec, tenant: str, object_id: uuid.UUID, vector: str, values: Any
+    ) -> None:
+        from weaviate.exceptions import UnexpectedStatusCodeError
+
+        col = self._tcol(spec, tenant)
+        try:
+            self._call(
+                lambda: col.data.update(
+                    uuid=object_id,
+                    properties={"reembed": vector},
+                    vector={vector: np.asarray(values, np.float32).tolist()},
+                ),
+                "stage a re-embedded vector",
+            )
+        except StoreError as exc:
+            cause = exc.__cause__
+            if not (isinstance(cause, UnexpectedStatusCodeError) and cause.status_code == 404):
+                raise  # a record deleted meanwhile is skipped
+
+    def reembed_finish(self, target: EmbedderPin) -> int | None:
+        with self._pin_lock:
+            body, current, vector = self._reembed_body()
+            if current != target:
+                doing = (
+                    "none is" if current is None else f"the one in progress is to {current.name!r}"
+                )
+                raise StoreError(
+                    f"no re-embed to {target.name!r} is in progress ({doing}); start it with "
+                    "reembed_pending (commonplace reembed --to NAME does)"
+                )
+            staged, pending = self._reembed_counts(vector)
+            if pending:
+                self._reembed_done = set()  # look at every tenant again
+                return None
+            body["embedder"] = {"name": target.name, "dim": target.dim, "vector": vector}
+            body.pop("reembed", None)
+            text = json.dumps(body, sort_keys=True)
+            self._call(
+                lambda: self._col(S.NOTE).config.update(description=text), "finish the re-embed"
+            )
+            self._pin, self._vector = target, vector
+        return staged
 
     def _dim(self) -> int | None:
         if self._pin is None:
@@ -725,7 +928,7 @@ class WeaviateBackend:
                     DataObject(
                         uuid=object_uuid("record", r.id),
                         properties=record_properties(r, seq=self._seq.next()),
-                        vector=np.asarray(v, np.float32).tolist(),
+                        vector={self._live_vector(): np.asarray(v, np.float32).tolist()},
                     )
                     for r, v in group
                 ]
@@ -795,8 +998,10 @@ class WeaviateBackend:
             return
         kind, tenant = location
         self._put_sources([(target, episode.id)])
+        # a repeated statement is fresh again, but frequency is earned by use, never by a
+        # merge: a "seen" event moves the last access without counting one
         self._put_events(
-            [(target, "access", episode.at)], ids=[object_uuid("merge", target, episode.id)]
+            [(target, "seen", episode.at)], ids=[object_uuid("merge", target, episode.id)]
         )
         # "merged" (set, never cleared) tells readers to look for Source edges as well
         changes: dict[str, Any] = {"merged": True}
@@ -917,7 +1122,7 @@ class WeaviateBackend:
                         self._tcol(spec, tenant).query.fetch_objects,
                         filters=where,
                         limit=len(chunk),
-                        include_vector=vectors,
+                        include_vector=[self._live_vector()] if vectors else False,
                         return_properties=S.RECORD_RETURN,
                     ),
                     "read records",
@@ -925,7 +1130,7 @@ class WeaviateBackend:
                 for obj in found.objects:
                     props = flatten(obj.properties)
                     if vectors:
-                        props["__vector__"] = _default_vector(obj.vector)
+                        props["__vector__"] = _default_vector(obj.vector, self._live_vector())
                     rows.append((spec, tenant, props))
             return rows
 
@@ -1038,6 +1243,7 @@ class WeaviateBackend:
             found = self._call(
                 lambda: self._tcol(spec, tenant).query.near_vector(
                     near_vector=qlist,
+                    target_vector=self._live_vector(),
                     limit=limit,
                     filters=active,
                     return_properties=S.RECORD_RETURN,
@@ -1123,6 +1329,7 @@ class WeaviateBackend:
             partial(
                 self._tcol(spec, tenant).query.near_vector,
                 near_vector=query,
+                target_vector=self._live_vector(),
                 limit=len(ids),
                 filters=Filter.by_id().contains_any([object_uuid("record", r) for r in ids]),
                 return_properties=["record_id"],
@@ -1154,6 +1361,7 @@ class WeaviateBackend:
                 partial(
                     self._tcol(spec, tenant).query.near_vector,
                     near_vector=matrix[row].tolist(),
+                    target_vector=self._live_vector(),
                     limit=1,
                     filters=active,
                     return_properties=["record_id", "scope_user", "scope_agent", "scope_thread"],
@@ -1237,7 +1445,9 @@ class WeaviateBackend:
 
         tallies: dict[str, dict[str, Any]] = defaultdict(dict)
         for chunk in _chunks(list(ids), 300):
-            keys = [f"{f}:{rid}" for rid in chunk for f in ("access", "used", "ignored")]
+            keys = [
+                f"{f}:{rid}" for rid in chunk for f in ("access", "used", "ignored", "seen")
+            ]
             result: Any = self._call(
                 partial(
                     self._col(S.COUNTER).aggregate.over_all,
@@ -1257,7 +1467,9 @@ class WeaviateBackend:
                 )
         out = {}
         for rid, fields in tallies.items():
-            lasts = [fields[f][1] for f in ("access", "used") if f in fields and fields[f][1]]
+            lasts = [
+                fields[f][1] for f in ("access", "used", "seen") if f in fields and fields[f][1]
+            ]
             out[rid] = Counts(
                 access=fields.get("access", (0, None))[0],
                 used=fields.get("used", (0, None))[0],
@@ -1902,6 +2114,7 @@ class WeaviateBackend:
         self._known.clear()
         self._locations.clear()
         self._pin = None
+        self._vector = None
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -2041,10 +2254,18 @@ def _by_spec(targets: Iterable[Target]) -> dict[S.Spec, list[str]]:
     return out
 
 
-def _default_vector(vector: Any) -> list[float] | None:
+def _default_vector(vector: Any, name: str = "default") -> list[float] | None:
     if isinstance(vector, Mapping):
-        vector = vector.get("default")
+        vector = vector.get(name)
     return None if vector is None else list(vector)
+
+
+def _reembed_vector(target: EmbedderPin) -> str:
+    """The named vector a re-embed to ``target`` writes (one per model and dimension)."""
+    import hashlib
+
+    digest = hashlib.sha256(f"{target.name}\x00{target.dim}".encode()).hexdigest()[:16]
+    return f"m_{digest}"
 
 
 def _json(text: Any) -> dict[str, Any]:

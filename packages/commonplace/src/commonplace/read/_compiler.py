@@ -19,9 +19,10 @@ from datetime import datetime
 import numpy as np
 
 from .._config import Config
-from .._records import Kind, Record, Status, Tier
+from .._records import Kind, Modality, Record, Role, Status, Tier, episode_id, search_text
 from .._scope import Scope
 from .._scope import owner_scope as card_scope
+from .._text import WORD, keyword_coverage
 from .._tokens import count_tokens
 from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
@@ -29,9 +30,13 @@ from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Backend, Candidate, RecallLo
 from ._context import Line, Section, compile_context, neutralise, record_line
 from ._flags import find_disagreements
 from ._recall import Disagreement, Recall, RecallItem
-from ._signals import ScoreSignal, score_candidates
+from ._signals import Score, ScoreSignal, score_candidates
 
 _MAX_CHAIN = 8
+_LINK_SEEDS = 10
+_DEFAULT_K = 10
+# what a short note costs in the context, to size the candidate pool from the budget
+_TOKENS_PER_NOTE = 12
 
 
 class RecallCompiler:
@@ -55,13 +60,14 @@ class RecallCompiler:
         query: str,
         *,
         scope: Scope,
-        top_k: int,
+        top_k: int | None,
         budget: int,
         now: datetime,
         as_of: datetime | None,
     ) -> Recall:
         config = self._config
         valid = (lambda r: r.valid_at(as_of)) if as_of is not None else (lambda r: True)
+        asked = _asked_turn(query, scope)
         hot = [
             r
             for r in self._backend.iter_records(
@@ -69,14 +75,14 @@ class RecallCompiler:
                     scope=scope, kinds=(Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE), tiers=(Tier.HOT,)
                 )
             )
-            if valid(r)
+            if valid(r) and not _asks_itself(r, query, asked)
         ]
         recent = [
             r
             for r in self._backend.recent_records(
                 scope, kinds=(Kind.NOTE,), limit=config.recent_notes + 10
             )
-            if valid(r)
+            if valid(r) and not _asks_itself(r, query, asked)
         ]
         recent = recent[: config.recent_notes]
         # "enough notes to be worth searching", asked cheaply: a LIMIT, not a COUNT
@@ -89,29 +95,54 @@ class RecallCompiler:
             )
             >= config.search_min_notes
         )
-        items: list[RecallItem] = []
+        vector = embed_checked(self._embedder, [query])[0]
+        found: list[RecallItem] = []
         if searched:
-            items = self._search(query, scope=scope, top_k=top_k, now=now, as_of=as_of)
-        considered = {r.id: r for r in [i.record for i in items if i.score.gate > 0] + hot}
+            found = self._search(
+                query,
+                vector,
+                scope=scope,
+                top_k=top_k,
+                budget=budget,
+                now=now,
+                as_of=as_of,
+                asked=asked,
+            )
+        relevant = [i for i in found if i.score.semantic >= config.relevance_floor]
+        if top_k is not None:
+            relevant = relevant[:top_k]
+        # what is shown without being searched for is scored against the query all the same
+        have = {i.record.id for i in relevant}
+        unsearched = {
+            i.record.id: i
+            for i in self._score([r for r in (*hot, *recent) if r.id not in have], vector, query, now)
+        }
+        # everything the context may show is checked, whatever section it lands in
+        considered = {r.id: r for r in [i.record for i in relevant] + hot + recent}
         flags = find_disagreements(list(considered.values()))
         flagged = {rid for d in flags for rid in (d.first, d.second)}
-        items = [_flag_note(i, flags) if i.record.id in flagged else i for i in items]
+        relevant = [_flag_note(i, flags) if i.record.id in flagged else i for i in relevant]
         profile = self._backend.get_card(card_scope(scope), PROFILE_CARD)
         rolling = self._backend.get_card(scope, ROLLING_SUMMARY) if scope.thread else None
-        relevant = [i for i in items if i.score.gate > 0]
-        shown = {i.record.id for i in relevant} | {r.id for r in hot}
+        hot_ids = {r.id for r in hot}
+        relevant = [i for i in relevant if i.record.id not in hot_ids]
+        shown = {i.record.id for i in relevant} | hot_ids
+        fresh = [r for r in recent if r.id not in shown]
         sections = [
-            Section("Profile", _text_lines(profile.text if profile else "", 6.0)),
-            Section("Conversation so far", _text_lines(rolling.text if rolling else "", 5.0)),
+            Section("Profile", _text_lines(profile.text if profile else "", 6.0), share=0.2),
+            Section(
+                "Conversation so far",
+                _text_lines(rolling.text if rolling else "", 5.0),
+                share=0.2,
+            ),
             Section("Disagreements", [Line(f"! {neutralise(d.reason)}", 4.5) for d in flags]),
             Section(
                 "Always remembered",
                 [record_line(r, 4.0 - n / 1000, _hot_note(r)) for n, r in enumerate(hot)],
+                share=0.25,
             ),
-            Section(
-                "Recent notes",
-                [record_line(r, 3.0 - n / 1000) for n, r in enumerate(recent) if r.id not in shown],
-            ),
+            # below every relevant note: what answers the question fills the budget first
+            Section("Recent notes", [record_line(r, 0.9 - n / 1000) for n, r in enumerate(fresh)]),
             Section(
                 "Relevant notes",
                 [
@@ -121,11 +152,21 @@ class RecallCompiler:
             ),
         ]
         text, included = compile_context(sections, budget_tokens=budget)
+        kept = set(included)
+        items = [
+            replace(i, section="relevant") for i in relevant if i.record.id in kept
+        ] + [
+            replace(unsearched.get(r.id) or _unscored(r), section=section)
+            for section, records in (("hot", hot), ("recent", fresh))
+            for r in records
+            if r.id in kept
+        ]
+        items.sort(key=lambda i: -i.score.total)
         recall_id = "rc_" + uuid.uuid4().hex[:24]
-        if relevant and config.touch_on_recall and as_of is None:
-            self._backend.touch([i.record.id for i in relevant], at=now)
+        retrieved = tuple(i.record.id for i in items if i.section == "relevant")
+        if retrieved and config.touch_on_recall and as_of is None:
+            self._backend.touch(list(retrieved), at=now)
         shown_ids = tuple(dict.fromkeys(included))
-        retrieved = tuple(i.record.id for i in relevant if i.record.id in shown_ids)
         self._backend.log_recall(RecallLog(recall_id, scope, now, retrieved, shown_ids=shown_ids))
         return Recall(
             id=recall_id,
@@ -148,24 +189,52 @@ class RecallCompiler:
     # -- search and rerank --------------------------------------------------------------
 
     def _search(
-        self, query: str, *, scope: Scope, top_k: int, now: datetime, as_of: datetime | None
+        self,
+        query: str,
+        vector: Vectors,
+        *,
+        scope: Scope,
+        top_k: int | None,
+        budget: int,
+        now: datetime,
+        as_of: datetime | None,
+        asked: str,
     ) -> list[RecallItem]:
+        """Every candidate worth packing, best first. Without ``top_k`` the pool is sized
+        by the budget too (a short note costs about a dozen tokens): the budget, not a
+        count, decides how much is shown."""
         config = self._config
-        vector = embed_checked(self._embedder, [query])[0]
-        pool = self._backend.search(scope, vector, text=query, limit=config.pool_size(top_k))
+        limit = config.pool_size(top_k or _DEFAULT_K)
+        if top_k is None:
+            limit = max(limit, budget // _TOKENS_PER_NOTE)
+        pool = self._backend.search(scope, vector, text=query, limit=limit)
+        pool = [c for c in pool if not _asks_itself(c.record, query, asked)]
         if as_of is not None:
             pool = [c for c in pool if c.record.valid_at(as_of)]
         else:
             pool = self._with_heads(pool, vector, scope)
         notes: dict[str, str] = {}
-        pool = self._with_links(pool, vector, scope, top_k, notes)
+        pool = self._with_links(pool, vector, scope, notes, as_of=as_of)
         scores = score_candidates(pool, query=query, now=now, config=config, signals=self._signals)
         scored = {c.record.id: (c, s) for c, s in zip(pool, scores)}
         items = [RecallItem(c.record, s, notes.get(c.record.id)) for c, s in scored.values()]
         if as_of is None:
             items = _keep_order(items)
         items.sort(key=lambda i: -i.score.total)
-        return items[:top_k]
+        return items
+
+    def _score(
+        self, records: Sequence[Record], vector: Vectors, query: str, now: datetime
+    ) -> list[RecallItem]:
+        """Score records that were shown without a search (hot and recent ones)."""
+        candidates = [
+            Candidate(c.record, c.similarity, keyword_coverage(query, search_text(c.record.text, c.record.tags)))
+            for c in self._as_candidates(list(records), vector)
+        ]
+        scores = score_candidates(
+            candidates, query=query, now=now, config=self._config, signals=self._signals
+        )
+        return [RecallItem(c.record, s) for c, s in zip(candidates, scores)]
 
     def _with_heads(self, pool: list[Candidate], vector: Vectors, scope: Scope) -> list[Candidate]:
         """Add what superseded each superseded candidate, so the current fact competes."""
@@ -189,8 +258,9 @@ class RecallCompiler:
         pool: list[Candidate],
         vector: Vectors,
         scope: Scope,
-        top_k: int,
         notes: dict[str, str],
+        *,
+        as_of: datetime | None,
     ) -> list[Candidate]:
         """One hop along strong links from the best candidates: a linked record carries
         over part of its neighbour's relevance (similarity times link weight), and at most
@@ -198,7 +268,7 @@ class RecallCompiler:
         config = self._config
         if config.link_expand == 0 or not pool:
             return pool
-        seeds = {c.record.id: c for c in sorted(pool, key=lambda c: -c.similarity)[:top_k]}
+        seeds = {c.record.id: c for c in sorted(pool, key=lambda c: -c.similarity)[:_LINK_SEEDS]}
         links = self._backend.links_of(list(seeds), min_weight=config.link_min_weight)
         reach: dict[str, tuple[str, float]] = {}
         for link in sorted(links, key=lambda k: -k.weight):
@@ -210,7 +280,9 @@ class RecallCompiler:
         outside = [
             r
             for r in self._backend.get_records([r for r in chosen if r not in in_pool])
-            if r.status is Status.ACTIVE and scope.contains(r.scope)
+            if r.status is Status.ACTIVE
+            and scope.contains(r.scope)
+            and (as_of is None or r.valid_at(as_of))
         ]
         reached = {c.record.id: c for c in self._as_candidates(outside, vector)}
         reached.update({rid: in_pool[rid] for rid in chosen if rid in in_pool})
@@ -252,9 +324,10 @@ def _keep_order(items: list[RecallItem]) -> list[RecallItem]:
 
 
 def _authority_order(items: list[RecallItem]) -> list[RecallItem]:
-    """Evidence first: within the relevant section notes precede summaries and procedures,
-    and a summary never precedes a note it was derived from."""
-    return sorted(items, key=lambda i: (i.record.kind.authority, -i.score.total))
+    """Evidence first: within the relevant section notes precede summaries and procedures
+    (so a summary never precedes a note it was derived from), each kind in the order it
+    was written, so the notes of one day share one heading."""
+    return sorted(items, key=lambda i: (i.record.kind.authority, i.record.created_at))
 
 
 def _flag_note(item: RecallItem, flags: Sequence[Disagreement]) -> RecallItem:
@@ -265,6 +338,35 @@ def _flag_note(item: RecallItem, flags: Sequence[Disagreement]) -> RecallItem:
     ]
     note = "disagrees with " + ", ".join(others) + (f"; {item.note}" if item.note else "")
     return replace(item, note=note)
+
+
+def _asked_turn(query: str, scope: Scope) -> str:
+    """The episode id the query itself has when it was just written as a user turn."""
+    return episode_id(scope, Role.USER, query)
+
+
+def _asks_itself(record: Record, query: str, asked: str) -> bool:
+    """Whether ``record`` is the turn being answered: written from the query's own episode,
+    or a question with the query's very words. A question never answers itself."""
+    if asked in record.provenance:
+        return True
+    if record.tags.modality is not Modality.QUESTION:
+        return False
+    return _plain(_quoted(record.text)) == _plain(query)
+
+
+def _quoted(text: str) -> str:
+    start, end = text.find("“"), text.rfind("”")
+    return text[start + 1 : end] if 0 <= start < end else text
+
+
+def _plain(text: str) -> str:
+    return " ".join(WORD.findall(text.lower()))
+
+
+def _unscored(record: Record) -> RecallItem:
+    """An item for a record with no vector to score (never the case for a healthy store)."""
+    return RecallItem(record, Score(0.0, 0.0, 0.0, 0.0, record.importance, 0.0))
 
 
 def _hot_note(record: Record) -> str | None:

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from .._records import Record
 from .._tokens import count_tokens
@@ -31,19 +32,22 @@ _TAG_SKELETON = re.compile(r"</?memory>")
 
 @dataclass(frozen=True, slots=True)
 class Line:
-    """One line of the context: its text, the record it shows (if any), its priority."""
+    """One line of the context: its text, the record it shows (if any), its priority, and
+    the group it is shown under (the day a note was written: one heading for all of them)."""
 
     text: str
     priority: float
     record_id: str | None = None
+    group: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Section:
-    """A titled group of lines."""
+    """A titled group of lines; ``share`` caps the part of the budget its lines may take."""
 
     title: str
     lines: Sequence[Line]
+    share: float = 1.0
 
 
 def neutralise(text: str) -> str:
@@ -67,27 +71,44 @@ def neutralise(text: str) -> str:
     return "".join(out)
 
 
+def day_label(when: datetime) -> str:
+    """``8 May 2023``: the heading notes of one day are shown under."""
+    return f"{when.day} {when:%B %Y}"
+
+
 def record_line(record: Record, priority: float, note: str | None = None) -> Line:
     suffix = f" ({neutralise(note)})" if note else ""
-    text = f"- [{record.created_at:%Y-%m-%d}] {neutralise(record.text)}{suffix}"
-    return Line(text, priority, record.id)
+    return Line(f"- {neutralise(record.text)}{suffix}", priority, record.id, day_label(record.created_at))
 
 
 def compile_context(sections: Sequence[Section], *, budget_tokens: int) -> tuple[str, list[str]]:
-    """The rendered block and the ids of the records it kept, in section order."""
+    """The rendered block and the ids of the records it kept, in section order.
+
+    Lines are taken greedily by priority while they fit: a line costs its own tokens, plus
+    its section's title and its day heading the first time either is needed; no section
+    takes more than its share of the budget.
+    """
     entries = [(line, s, o) for s, sec in enumerate(sections) for o, line in enumerate(sec.lines)]
-    # Greedy by priority on per-line costs (cheap), then an exact count of the result.
     spent = count_tokens(_render(sections, []))
     titled: set[int] = set()
+    headed: set[tuple[int, str]] = set()
+    used = [0] * len(sections)
     kept: list[tuple[Line, int, int]] = []
     for entry in sorted(entries, key=lambda e: -e[0].priority):
-        cost = count_tokens(entry[0].text + "\n")
-        if entry[1] not in titled:
-            cost += count_tokens(sections[entry[1]].title + ":\n")
-        if spent + cost <= budget_tokens:
-            kept.append(entry)
-            titled.add(entry[1])
-            spent += cost
+        line, s_index, _ = entry
+        cost = count_tokens(line.text + "\n")
+        if s_index not in titled:
+            cost += count_tokens(sections[s_index].title + ":\n")
+        if line.group is not None and (s_index, line.group) not in headed:
+            cost += count_tokens(line.group + ":\n")
+        if spent + cost > budget_tokens or used[s_index] + cost > sections[s_index].share * budget_tokens:
+            continue
+        kept.append(entry)
+        titled.add(s_index)
+        if line.group is not None:
+            headed.add((s_index, line.group))
+        used[s_index] += cost
+        spent += cost
     while kept and count_tokens(_render(sections, kept)) > budget_tokens:
         kept.pop()  # token merges across lines can cost a token or two more
     if not kept:
@@ -103,6 +124,11 @@ def _render(sections: Sequence[Section], kept: Sequence[tuple[Line, int, int]]) 
         body = sorted((e for e in kept if e[1] == s_index), key=lambda e: e[2])
         if body:
             lines.append(f"{section.title}:")
-            lines.extend(e[0].text for e in body)
+            group = None
+            for line, _, _ in body:
+                if line.group is not None and line.group != group:
+                    lines.append(f"{line.group}:")
+                group = line.group
+                lines.append(line.text)
     lines.append(CLOSE_TAG)
     return "\n".join(lines)

@@ -23,6 +23,13 @@ _NEGATION = re.compile(
 )
 
 
+# "switched from vim to emacs": what it left is named, the key it changed is not
+_SWITCHED = re.compile(
+    r"\b(?:switched|changed|moved|converted|migrated|went)(?: over| back)? from (?P<old>[^.;,!?]+?) to\b",
+    re.IGNORECASE,
+)
+
+
 def find_disagreements(records: Sequence[Record]) -> list[Disagreement]:
     """Every contradicting pair among ``records`` (each pair once)."""
     out: list[Disagreement] = []
@@ -46,6 +53,13 @@ def _disagree(a: Record, b: Record) -> str | None:
                 f"{b.tags.value!r} in the other"
             )
         return None
+    for new, old in ((a, b), (b, a)):
+        switched = _SWITCHED.search(new.text)
+        if switched is None or _SWITCHED.search(old.text):
+            continue
+        left = content_terms(switched.group("old")) - {"user"}
+        if left and left <= content_terms(old.text):
+            return f"one says it switched from {switched.group('old').strip()}"
     neg_a, neg_b = negated(a.text), negated(b.text)
     if neg_a != neg_b and _content(a.text) == _content(b.text) and _content(a.text):
         return "one negates the other"

@@ -17,12 +17,16 @@ class RecallItem:
 
     ``note`` explains anything unusual: "was 8000 until 2026-04-06" for a
     superseded fact, "linked from nt_..." for a record reached along a link,
-    "disagrees with nt_..." for a flagged record.
+    "disagrees with nt_..." for a flagged record. ``section`` is where the
+    compiled context shows it: ``"hot"`` (always remembered), ``"recent"`` (the
+    last notes) or ``"relevant"`` (found for the query); ``""`` for a search
+    result the budget left out.
     """
 
     record: Record
     score: Score
     note: str | None = None
+    section: str = "relevant"
 
     def to_json(self) -> dict[str, Any]:
         r = self.record
@@ -35,6 +39,7 @@ class RecallItem:
             "tags": r.tags.to_json(),
             "score": self.score.breakdown(),
             "note": self.note,
+            "section": self.section,
         }
 
 
@@ -51,10 +56,12 @@ class Disagreement:
 class Recall:
     """The memory compiled for one query.
 
-    ``items`` are the retrieved records, best first, each with its score
-    breakdown (empty when the scope holds too few notes to search: then
-    ``searched`` is False and every note is shown as a recent note); ``hot``
-    the records always injected; ``recent`` the last few notes; ``profile``
+    ``items`` are the records the compiled context shows (hot, recent and
+    relevant ones alike), best first, each with its section, score breakdown
+    and provenance: whatever the context shows is an item, however few notes
+    there are (below ``search_min_notes`` nothing is searched: ``searched`` is
+    False and the notes are shown as recent notes). ``hot`` the records always
+    injected; ``recent`` the last few notes; ``profile``
     and ``summary`` the scope's profile card and rolling summary;
     ``disagreements`` the pairs flagged as contradicting each other. ``text``
     is the compiled context (what ``render()`` returns), ``tokens`` its size

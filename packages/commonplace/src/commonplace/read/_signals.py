@@ -1,6 +1,7 @@
 """Scoring: the four built-in signals, extra signals from plugins, and the gate.
 
-``total = (w_semantic * semantic + gate * Σ w_s * signal_s) * accessibility * tier_factor``
+``total = (w_semantic * semantic + gate * Σ w_s * signal_s) * accessibility * tier_factor
+* modality_factor``
 where the sum runs over the contextual signals (recency, frequency, importance
 and any extra ones from plugins) and ``semantic`` blends cosine similarity with
 the BM25 keyword match.
@@ -22,7 +23,7 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from .._config import Config
-from .._records import Tier
+from .._records import Modality, Tier
 from ..errors import PluginError
 from ..stores import Candidate
 
@@ -54,8 +55,9 @@ class Score:
     ``semantic`` is the relevance the gate and the semantic weight use: the
     cosine similarity blended with the keyword match (``cosine`` and
     ``keyword`` hold the two parts). ``accessibility`` (< 1 for records that
-    were retrieved and ignored) and ``tier_factor`` (< 1 for cold records)
-    multiply the weighted sum.
+    were retrieved and ignored), ``tier_factor`` (< 1 for cold records) and
+    ``modality_factor`` (< 1 for the user's questions, which a statement that
+    answers them must outrank) multiply the weighted sum.
     """
 
     total: float
@@ -69,6 +71,7 @@ class Score:
     keyword: float = 0.0
     accessibility: float = 1.0
     tier_factor: float = 1.0
+    modality_factor: float = 1.0
 
     def breakdown(self) -> dict[str, float]:
         """Every signal by name, the gate, the multipliers and the total."""
@@ -83,6 +86,7 @@ class Score:
             "gate": self.gate,
             "accessibility": self.accessibility,
             "tier_factor": self.tier_factor,
+            "modality_factor": self.modality_factor,
             "total": self.total,
         }
         return {name: round(value, 4) for name, value in out.items()}
@@ -132,7 +136,10 @@ def score_candidates(
         # sinks with every ignore, but never below a floor: relevance must still win
         accessibility = max(_MIN_ACCESSIBILITY, 1.0 / (1.0 + config.ignore_penalty * unused))
         tier_factor = config.cold_factor if record.tier is Tier.COLD else 1.0
-        total = (w.semantic * semantic + gate * lift) * accessibility * tier_factor
+        # what the user asked is kept, but a statement that answers it must come first
+        asked = record.tags.modality is Modality.QUESTION
+        modality_factor = config.question_factor if asked else 1.0
+        total = (w.semantic * semantic + gate * lift) * accessibility * tier_factor * modality_factor
         scores.append(
             Score(
                 total,
@@ -146,6 +153,7 @@ def score_candidates(
                 keyword=candidate.keyword,
                 accessibility=accessibility,
                 tier_factor=tier_factor,
+                modality_factor=modality_factor,
             )
         )
     return scores

@@ -33,13 +33,27 @@ class EmbedderPin:
 
 
 @dataclass(frozen=True, slots=True)
+class ReembedState:
+    """A re-embed in progress: the model it moves the store to, and how far it got.
+
+    ``staged`` records already hold a vector of ``target`` (beside their live one),
+    ``pending`` records still need one.
+    """
+
+    target: EmbedderPin
+    staged: int
+    pending: int
+
+
+@dataclass(frozen=True, slots=True)
 class TurnWrite:
     """One turn to store, and what it changes, all applied in one transaction.
 
     ``note`` is the turn's new note. Or, when the note is a near-duplicate of
     an existing one, ``merge_into`` names that record: the episode joins its
-    provenance, its access count grows by one and its tags become
-    ``merged_tags``. ``supersedes`` lists the records the new note replaces:
+    provenance, its last access moves to the episode's time (its access count
+    does not change: frequency is earned by use, never by merges) and its tags
+    become ``merged_tags``. ``supersedes`` lists the records the new note replaces:
     they get ``valid_to`` = the episode's time, ``superseded_by`` = the note,
     tier cold, and every active summary derived from them becomes invalid.
     Nothing but the episode is applied when the episode already existed.
@@ -161,6 +175,37 @@ class Backend(Protocol):
 
     def write_pin(self, pin: EmbedderPin, *, replace: bool = False) -> None:
         """Pin the embedder; ``replace`` only during a re-embed."""
+        ...
+
+    # -- re-embedding (commonplace.embedders.reembed) ------------------------------------
+    # New vectors are staged beside the live ones, so until reembed_finish the store
+    # searches, writes and opens with its old model; progress is the staged vectors.
+    def reembed_state(self) -> ReembedState | None:
+        """The re-embed in progress (started and not finished), or None."""
+        ...
+
+    def reembed_pending(self, target: EmbedderPin, *, limit: int) -> list[Record]:
+        """Start, or go on with, a re-embed to ``target``: up to ``limit`` records (any
+        kind, any status) that hold a live vector and no staged one for ``target``.
+
+        Starting a re-embed to another target abandons the unfinished one (its staged
+        vectors are dropped). A record deleted or replaced meanwhile loses its staged
+        vector (a replaced one is pending again).
+        """
+        ...
+
+    def reembed_stage(
+        self, target: EmbedderPin, record_ids: Sequence[str], vectors: Vectors
+    ) -> None:
+        """Keep ``vectors`` (one row of ``target.dim`` per id) as these records' vectors
+        for ``target``, beside the live ones; atomic where the store has transactions,
+        safe to send again otherwise. Ids that no longer exist are skipped."""
+        ...
+
+    def reembed_finish(self, target: EmbedderPin) -> int | None:
+        """Make the staged vectors live and pin ``target`` in one step, once every record
+        holding a vector has one staged (counted by the store); return how many records
+        that is. None, with nothing changed, while some record still needs one."""
         ...
 
     # -- episodes and records ---------------------------------------------------------

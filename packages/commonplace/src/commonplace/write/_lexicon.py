@@ -14,7 +14,7 @@ NOISE = frozenset(
     hello hey heya yo bye cya gn brb np ikr idk wow oh ah uh um ugh same true mhm word bet
     gotcha sounds perfect awesome please pls sorry oops whoa omg fair interesting noted
     agreed exactly indeed totally definitely helps helped helpful worries back typo night
-    morning welcome lovely neat""".split()
+    morning welcome lovely neat righto""".split()
 )
 # Words that may stand next to noise words without making the turn worth a note
 # ("thank you so much", "that's fair", "ok got it").
@@ -564,4 +564,64 @@ COMMON_ACRONYMS = frozenset(
     """api ceo cto cfo coo vp phd md ttl adhd ocd ptsd ok lol asap fyi pm am tv dm hr ui ux
     ai id pin gps cpu gpu ram ssd usb pdf faq diy eta irl tbh imo btw omg wtf rsvp ira acl
     er icu mri ct atm iq url dns vpn""".split()
+)
+
+# -- small talk: sentences of a chat turn that carry nothing to remember ---------------
+# Whole sentences (after a vocative name and punctuation are dropped) that are greetings,
+# thanks, wishes, check-ins or reactions to what the other person said. Regular
+# expression fragments, matched against the whole folded sentence.
+PLEASANTRY_PATTERNS = (
+    r"(?:hi|hello|hey|heya|hiya|yo|greetings|good (?:morning|afternoon|evening|night))"
+    r"(?: there| again| guys| all| everyone| you| friend)?",
+    r"(?:it's |it is |so |really |always )?(?:good|great|nice|lovely|awesome) to "
+    r"(?:see|hear from|talk to|chat with|catch up with|hear) (?:you|u)(?: again| too)?",
+    r"(?:good|great|nice) (?:seeing|hearing from|talking to|chatting with) (?:you|u)",
+    r"how (?:have|'ve) (?:you|u) been|how (?:are|r) (?:you|u)(?: doing)?(?: today| lately)?"
+    r"|how's it going|how is it going|how's (?:life|everything|your (?:day|week))"
+    r"|what's up(?: with you)?|what's new(?: with you)?|anything new|what now"
+    r"|what about you|and you|how about you|you\?",
+    r"long time no (?:see|talk|chat)",
+    r"(?:thanks|thank you|thx|ty|cheers)(?: so much| a lot| a bunch| again| for (?:that|this|"
+    r"asking|sharing|listening|the (?:support|chat|advice|tip|tips|kind words)|everything|"
+    r"being there|your (?:support|help|kindness|kind words|advice)))*(?: too)?",
+    r"(?:take care|talk (?:to you )?soon|see (?:you|ya)(?: soon| later| around)?|bye(?: for now)?"
+    r"|catch you later|have a (?:good|great|nice|lovely|wonderful) (?:day|night|one|weekend|time)"
+    r"|good luck(?: with (?:that|it|everything))?|keep (?:it|that) up|keep going|you got this"
+    r"|you've got this|you can do it)",
+    r"(?:congrats|congratulations)(?: on (?:that|this|it))?",
+    r"(?:wow|whoa|woah|omg|aww+|ooh|oh wow|yay|nice one|way to go|good for you|same here"
+    r"|me too|i agree|totally agree|so true|that's (?:so |very )?true|exactly|absolutely)",
+    r"(?:that|this|it|that all|it all|which)(?:'s| is| was| sounds| looks| seems)(?: so| really|"
+    r" very| super| pretty| such| just| absolutely| totally| quite)*(?: an?)? (?:cool|great|"
+    r"awesome|amazing|wonderful|nice|sweet|lovely|impressive|inspiring|fantastic|beautiful|"
+    r"incredible|fun|exciting|brave|awesome news|great news|good news|interesting|neat|"
+    r"special|powerful|touching|gorgeous|stunning|cute|adorable|tough|hard|rough|sad|"
+    r"scary|crazy|wild|huge|big deal|a big deal|a great idea|a good idea|so cool)",
+    r"(?:sounds|looks|seems)(?: so| really| like)? (?:great|good|fun|amazing|awesome|lovely|"
+    r"a blast|like a blast|like fun|interesting|cool|nice|wonderful|beautiful|peaceful)",
+    r"(?:i'm|i am)(?: so| really| very)? (?:happy|glad|proud|thrilled|sorry)(?: for| of| to "
+    r"hear)?(?: you| that| about that| it)?",
+    r"glad (?:to hear|you)(?: that| it)?(?: \w+){0,3}",
+    r"(?:so |really )?(?:love|loved|adore) (?:that|it|this|those|these|your|the)(?: \w+){0,2}",
+    r"you(?:'ve| have) got guts|you rock|you're the best|you are the best|well done|bravo"
+    r"|hats off|kudos|respect",
+    r"(?:by the way |btw |hey |oh )?(?:take a look(?: at (?:this|that|these|it))?|check (?:this|it|"
+    r"these) out|look at (?:this|that|these)|here(?:'s| is| are) (?:a|some|the) (?:pic|pics|photo|"
+    r"photos|picture|pictures)(?: of (?:it|them|that))?|see (?:this|for yourself))",
+)
+# A short sentence with one of these and no first-person word is a reaction to the
+# other person ("Wow, such a cool painting!", "You'd be a great counselor!").
+EVALUATIVE_WORDS = frozenset(
+    """cool great awesome amazing wonderful nice sweet lovely impressive inspiring fantastic
+    beautiful incredible fun exciting brave proud glad happy sorry wow whoa gorgeous stunning
+    cute adorable congrats congratulations love loved guts rock best bravo""".split()
+)
+FIRST_PERSON_WORDS = frozenset(
+    "i me my mine myself we us our ours ourselves i'm im i've i'll i'd we're we've we'll we'd".split()
+)
+SECOND_PERSON_WORDS = frozenset("you your yours yourself you're you've you'll you'd u ur".split())
+# "Note: ..." and "Update: ..." are labels, not speakers named before a colon.
+NOT_SPEAKERS = frozenset(
+    """update fyi btw news edit note ps question reminder important warning todo tip re
+    fwiw tldr summary context background answer q a quick heads status info""".split()
 )

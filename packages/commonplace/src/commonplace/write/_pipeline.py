@@ -18,7 +18,7 @@ from dataclasses import replace
 import pluggy
 
 from .._config import Config
-from .._records import Episode, Kind, Modality, Record, Role, Tags, Tier, note_id, search_text
+from .._records import Episode, Kind, Modality, Record, Role, Tags, Tier, index_text, note_id
 from .._scope import Scope, owner_scope
 from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
@@ -26,6 +26,7 @@ from ..errors import PluginError
 from ..read._flags import negated
 from ..stores import Backend, Conflict, RecordQuery, TurnWrite
 from ._types import NoteDraft, Skip, Turn, WriteResult
+from ._updates import about, retracted, takes_back
 
 DUPLICATE = "duplicate: this turn is already stored in this scope"
 _LINK_ENTITY = 0.5
@@ -33,6 +34,7 @@ _LINK_SESSION = 0.3
 _SESSION_GAP_SECONDS = 30 * 60
 _LINK_LOOKBACK = 20
 _ENTITY_LINKS = 3
+_UPDATE_REACH = 10
 
 
 _RELATION = re.compile(
@@ -86,7 +88,8 @@ class WritePipeline:
             seen.add(eid)
             drafts.append(note)
             skipped.append(reason)
-        vectors = self._embed([n for n in drafts if n is not None])
+        texts = {eid: t.text for t, eid in zip(turns, ids)}
+        vectors = self._embed([n for n in drafts if n is not None], texts)
         writes, kept_rows = self._plan(turns, ids, drafts, vectors)
         kept = vectors[kept_rows] if vectors is not None and kept_rows else None
         fresh = self._backend.write_turns(writes, kept)
@@ -144,10 +147,13 @@ class WritePipeline:
             valid_from=turn.at if tags.key is not None else None,
         ), None
 
-    def _embed(self, notes: list[Record]) -> Vectors | None:
+    def _embed(self, notes: list[Record], texts: dict[str, str]) -> Vectors | None:
         if not notes:
             return None
-        return embed_checked(self._embedder, [search_text(n.text, n.tags) for n in notes])
+        # a note is found by what was said (its evidence), and shown as the note
+        return embed_checked(
+            self._embedder, [index_text(n.text, n.tags, evidence=texts[n.provenance[0]]) for n in notes]
+        )
 
     # -- merge and supersede -------------------------------------------------------------
 
@@ -181,7 +187,9 @@ class WritePipeline:
                 )
                 writes.append(TurnWrite(episode, merge_into=twin.id, merged_tags=merged))
                 continue
-            writes.append(TurnWrite(episode, note, supersedes=self._superseded_by(note)))
+            assert vectors is not None  # a note was drafted, so it was embedded
+            supersedes = self._superseded_by(note, vectors[row - 1])
+            writes.append(TurnWrite(episode, note, supersedes=supersedes))
             kept.append(row - 1)
         return writes, kept
 
@@ -203,24 +211,58 @@ class WritePipeline:
                         out[i] = twin
         return out
 
-    def _superseded_by(self, note: Record) -> tuple[str, ...]:
-        key = note.tags.key
-        if not self._config.supersede or key is None or note.tags.value is None:
+    def _superseded_by(self, note: Record, vector: Vectors) -> tuple[str, ...]:
+        """The older statements ``note`` replaces: the same fact key with another value, an
+        unkeyed statement about the same subject, or what a retraction takes back."""
+        if not self._config.supersede or note.tags.modality is not Modality.STATEMENT:
             return ()
-        older = self._backend.iter_records(
-            RecordQuery(
-                scope=owner_scope(note.scope),
-                subject=key.subject,
-                predicate=key.predicate,
-                superseded=False,
+        key, value = note.tags.key, note.tags.value
+        replaced: list[str] = []
+        if key is not None and value is not None:
+            older = self._backend.iter_records(
+                RecordQuery(
+                    scope=owner_scope(note.scope),
+                    subject=key.subject,
+                    predicate=key.predicate,
+                    superseded=False,
+                )
             )
+            replaced += [
+                r.id
+                for r in older
+                if (r.tags.value or "").lower() != value.lower() and r.created_at <= note.created_at
+            ]
+        retraction = retracted(note.text)
+        if retraction is None and key is None:
+            return tuple(replaced)
+        # the few nearest statements, by meaning and by words, are all an update can reach
+        nearby = self._backend.search(
+            owner_scope(note.scope),
+            vector,
+            text=note.text,
+            limit=_UPDATE_REACH,
+            kinds=(Kind.NOTE,),
         )
-        return tuple(
-            r.id
-            for r in older
-            if (r.tags.value or "").lower() != note.tags.value.lower()
-            and r.created_at <= note.created_at
-        )
+        for candidate in nearby:
+            older_note = candidate.record
+            if (
+                older_note.id in replaced
+                or older_note.superseded_by is not None
+                or older_note.tags.modality is not Modality.STATEMENT
+                or older_note.created_at > note.created_at
+                or negated(older_note.text)
+            ):
+                continue
+            unkeyed_same_subject = (
+                key is not None
+                and older_note.tags.key is None
+                and about(key.predicate, older_note.text)
+            )
+            if unkeyed_same_subject or (
+                retraction is not None and takes_back(retraction, older_note.text)
+            ):
+                replaced.append(older_note.id)
+        return tuple(replaced)
 
     # -- entity conflicts -----------------------------------------------------------------
 

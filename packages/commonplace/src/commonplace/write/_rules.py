@@ -19,6 +19,14 @@ from collections.abc import Callable, Iterable
 from .._records import FactKey, Modality, Tags
 from .._text import STOPWORDS
 from . import _lexicon as lex
+from ._clauses import (
+    is_question,
+    photo_sentence,
+    pleasantry,
+    split_speaker,
+    without_greeting,
+    without_speaker,
+)
 from ._types import NoteDraft, Skip, Turn
 
 # A sentence ends at . ! ? (not after a title or a common abbreviation), at a
@@ -34,7 +42,7 @@ _CAPITALISED = re.compile(
 _NUMBER = re.compile(r"\d")
 _REPEATS = re.compile(r"(.)\1{2,}")
 _CONTRACTION = re.compile(r"['’](?:s|re|ll|ve|d|m|t)$", re.IGNORECASE)
-_MAX_NOTE_WORDS = 45
+_MAX_NOTE_WORDS = 50
 
 
 def _alternation(phrases: Iterable[str]) -> str:
@@ -304,6 +312,25 @@ _FACT_PATTERNS: tuple[tuple[re.Pattern[str], str, str, str | None], ...] = tuple
             None,
         ),
         (
+            r"\b(?:the|our|my) (?P<p>[a-z][a-z0-9 ]{1,30}?) (?:has |have |was |were |just |recently )*(?:relocated|migrated|switched(?: its [a-z]+)?|rewritten|rebuilt|ported|grew|dropped|rose|fell|shrank|went (?:up|down)|upgraded|downgraded|expanded) (?:over )?(?:to|in|into|onto) (?P<v>"
+            + _VALUE
+            + r")"
+            + _END,
+            "user",
+            "",
+            None,
+        ),
+        (
+            r"(?P<v>"
+            + _NAME
+            + r") is (?:now )?(?:my|our) (?:new )?(?P<p>(?:"
+            + "|".join(lex.KIN_WORDS + lex.PARTNER_WORDS + ("manager", "boss", "landlord", "teacher", "coach", "doctor", "therapist", "mentor", "roommate", "neighbour", "neighbor"))
+            + r"))\b",
+            "user",
+            "",
+            None,
+        ),
+        (
             r"\b(?:i |we )?(?:changed|switched|set|updated|bumped|upgraded|moved|migrated|raised|lowered|increased|decreased|reduced) (?:the|my|our) (?P<p>[a-z][a-z0-9 ]{1,30}?) (?:to|over to) (?P<v>"
             + _VALUE
             + r")"
@@ -407,6 +434,9 @@ _ADVERBS = frozenset(
         "recently",
         "already",
         "kinda",
+        "last",
+        "first",
+        "once",
     ]
 )
 _ORDINARY = (
@@ -426,23 +456,43 @@ class RuleNoteWriter:
     """Writes at most one tagged note per user turn, by rule."""
 
     def write(self, turn: Turn) -> NoteDraft | Skip:
-        text = unicodedata.normalize("NFKC", turn.text).strip()
+        raw = unicodedata.normalize("NFKC", turn.text).strip()
+        speaker = turn.speaker or split_speaker(raw)[0]
+        text = photo_sentence(without_speaker(raw, speaker).strip() or raw)
         reason = _noise_reason(text)
         if reason is not None:
             return Skip(reason)
         sentences = _sentences(text)
-        sentence = _best_sentence(sentences, text)
-        whole = _fold(text)
+        kept = [
+            without_greeting(s)
+            for s in sentences
+            if pleasantry(s, among_people=speaker is not None) is None
+            and (len(sentences) == 1 or _noise_reason(s) is None)
+        ]
+        if not kept:
+            reason = pleasantry(sentences[0], among_people=speaker is not None)
+            return Skip(f"{reason or 'small talk'}; nothing to remember")
+        sentence = _best_sentence(kept, text)
+        whole = _fold(" ".join(kept))
         modality, sarcastic = _modality(sentence, whole)
+        body = _body(kept, sentence) if modality is Modality.STATEMENT else [sentence]
         event: str | None = None
         key: FactKey | None = None
         value: str | None = None
+        implied: str | None = None
         if modality is Modality.STATEMENT:
-            key, value, implied = _fact(sentence, whole)
+            for candidate in sorted(body, key=lambda s: s is not sentence):
+                key, value, implied = _fact(candidate, whole)
+                if key is not None:
+                    break
             event = _life_event(whole) or implied
-        entities = _entities(sentences, key, value)
+            if key is not None and speaker is not None:
+                key = FactKey(speaker.lower(), key.predicate)
+        entities = _entities(kept, key, value)
+        if speaker is not None and speaker.lower() not in {e.lower() for e in entities}:
+            entities = (speaker, *entities)[:8]
         emotion = _emotion(whole, event, sarcastic=sarcastic)
-        importance = _importance(sentence, modality, event, key, entities)
+        importance = _importance(" ".join(body), modality, event, key, entities)
         tags = Tags(
             modality=modality,
             entities=entities,
@@ -452,7 +502,25 @@ class RuleNoteWriter:
             value=value,
             event=event,
         )
-        return NoteDraft(text=_note_text(sentence, modality), tags=tags)
+        subject = speaker or "the user"
+        note = " ".join(_note_text(s, modality, subject) for s in body)
+        return NoteDraft(text=note, tags=tags)
+
+
+def _body(kept: list[str], best: str) -> list[str]:
+    """The sentences a statement's note keeps: the informative ones (not questions to the
+    listener), in the turn's order, within the word bound; the best one always."""
+    statements = [s for s in kept if not is_question(s)] or [best]
+    if sum(len(s.split()) for s in statements) <= _MAX_NOTE_WORDS:
+        return statements
+    chosen = {id(best)}
+    budget = _MAX_NOTE_WORDS - len(best.split())
+    for sentence in sorted(statements, key=_weight, reverse=True):
+        size = len(sentence.split())
+        if id(sentence) not in chosen and size <= budget:
+            chosen.add(id(sentence))
+            budget -= size
+    return [s for s in statements if id(s) in chosen] or [best]
 
 
 def _fold(text: str) -> str:
@@ -485,21 +553,20 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s and _WORDS.search(s)] or [text]
 
 
+def _weight(sentence: str) -> float:
+    """How much a sentence tells: its length, a life event, a fact, the names in it."""
+    lowered = _fold(sentence)
+    score = min(len(_WORDS.findall(sentence)), 25) / 25
+    score += 2.0 if _life_event(lowered) else 0.0
+    score += 1.5 if _fact(sentence, lowered)[0] is not None else 0.0
+    score += 0.5 * len(_entities([sentence], None, None))
+    score -= 1.0 if _noise_reason(sentence) else 0.0
+    score -= 0.5 if is_question(sentence) else 0.0
+    return score
+
+
 def _best_sentence(sentences: list[str], text: str) -> str:
-    if len(sentences) == 1:
-        best = sentences[0]
-    else:
-
-        def weight(sentence: str) -> float:
-            lowered = _fold(sentence)
-            score = min(len(_WORDS.findall(sentence)), 25) / 25
-            score += 2.0 if _life_event(lowered) else 0.0
-            score += 1.5 if _fact(sentence, lowered)[0] is not None else 0.0
-            score += 0.5 * len(_entities([sentence], None, None))
-            score -= 1.0 if _noise_reason(sentence) else 0.0
-            return score
-
-        best = max(sentences, key=weight)
+    best = sentences[0] if len(sentences) == 1 else max(sentences, key=_weight)
     words = best.split()
     if len(words) > _MAX_NOTE_WORDS:
         best = " ".join(words[:_MAX_NOTE_WORDS]) + " …"
@@ -720,7 +787,7 @@ def _importance(
     return round(min(1.0, score), 3)
 
 
-def _note_text(sentence: str, modality: Modality) -> str:
+def _note_text(sentence: str, modality: Modality, subject: str = "the user") -> str:
     body = sentence.strip().strip('"“”')
     body = _WHITESPACE.sub(" ", body)
     body = _strip_openers_keep_case(body)
@@ -729,14 +796,16 @@ def _note_text(sentence: str, modality: Modality) -> str:
         body = _LAUGH_EDGES.sub("", body).strip() or body
         if _SUBJECTLESS.match(body):
             body = "I " + body[:1].lower() + body[1:]  # "Got laid off today" -> "I got ..."
-        return _capitalise(_third_person(body).rstrip(" .!") + ".")
-    prefix = {
-        Modality.QUESTION: "The user asks",
-        Modality.JOKE: "The user jokes",
-        Modality.HYPOTHETICAL: "The user wonders hypothetically",
-        Modality.QUOTE: "The user refers to what the assistant said",
+        elif _GERUND_START.match(body):
+            body = "I'm " + body[:1].lower() + body[1:]  # "Researching agencies" -> "I'm ..."
+        return _capitalise(_third_person(body, subject).rstrip(" .!") + ".")
+    verb = {
+        Modality.QUESTION: "asks",
+        Modality.JOKE: "jokes",
+        Modality.HYPOTHETICAL: "wonders hypothetically",
+        Modality.QUOTE: "refers to what the assistant said",
     }[modality]
-    return f"{prefix}: “{body.rstrip()}”"
+    return f"{_capitalise(subject)} {verb}: “{body.rstrip()}”"
 
 
 _LABEL_PREFIX = re.compile(r"^(?:update|fyi|btw|news|edit|note|ps)\s*:\s*", re.IGNORECASE)
@@ -757,6 +826,16 @@ _SUBJECTLESS = re.compile(
 )
 
 
+# A statement opening with a verb in -ing (or "gonna") has dropped its "I'm".
+_GERUND_START = re.compile(
+    r"^(?:just |still |also |currently )?(?:gonna|going to|planning to|trying to|hoping to|"
+    r"(?!(?:morning|evening|nothing|something|anything|everything|thing|spring|king|ring|"
+    r"wedding|building|meeting|painting|feeling|being|ceiling|during|string|swing|sibling|"
+    r"clothing|darling|earring|offspring|setting|timing|training|reading|writing|singing|"
+    r"dancing|swimming|cooking|hiking|running|camping|fishing|gardening|shopping)\b)"
+    r"[a-z]{2,}ing) [a-z]",
+    re.IGNORECASE,
+)
 _TOKENS = re.compile(r"[\w'’]+|[^\w\s]+|\s+")
 _WORDLIKE = re.compile(r"[\w']")
 _CLAUSE_BREAK = re.compile(r"[,.;:!?]")
@@ -765,7 +844,7 @@ _ES_ENDING = re.compile(r"(sh|ch|ss|x|z|o)$")
 _Y_ENDING = re.compile(r"[^aeiou]y$")
 
 
-def _third_person(text: str) -> str:
+def _third_person(text: str, who: str = "the user") -> str:
     tokens = _TOKENS.findall(text)
     out: list[str] = []
     conjugate_next = False
@@ -779,7 +858,7 @@ def _third_person(text: str) -> str:
                 subject_seen = False
             continue
         if word in _PRONOUNS:
-            out.append(_PRONOUNS[word])
+            out.append(_PRONOUNS[word].replace("the user", who))
             subject = word in ("i", "we")
             # "my brother and I haven't": a plural subject keeps its verb
             conjugate_next = subject and not (previous == "and" and not subject_seen)

@@ -13,7 +13,12 @@ from .._scope import Scope
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """One validated turn of a conversation, as the write path sees it."""
+    """One validated turn of a conversation, as the write path sees it.
+
+    ``speaker`` names who said it when several people share a conversation (given to
+    :meth:`Memory.write`, or read from a leading "Name: " in the text); the note then
+    names them instead of "the user". It changes nothing about scopes.
+    """
 
     text: str
     role: Role
@@ -21,6 +26,7 @@ class Turn:
     at: datetime
     meta: Mapping[str, Any] = field(default_factory=dict)
     key: str | None = None
+    speaker: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
