@@ -824,6 +824,9 @@ class WeaviateBackend:
                     self._merge(turn.merge_into, turn.episode, turn.merged_tags)
                 if turn.supersedes and turn.note is not None:
                     self._supersede(turn.supersedes, turn.note.id, turn.episode.at)
+                if turn.superseded_at is not None and turn.note is not None:
+                    newer, when = turn.superseded_at
+                    self._supersede([turn.note.id], newer, when)
             self._put_episodes([t.episode for t in new_turns])
         except BaseException:
             # Undo only the notes whose episode did not get committed: a failure after the

@@ -208,13 +208,13 @@ class RecallCompiler:
         if top_k is None:
             limit = max(limit, budget // _TOKENS_PER_NOTE)
         pool = self._backend.search(scope, vector, text=query, limit=limit)
-        pool = [c for c in pool if not _asks_itself(c.record, query, asked)]
         if as_of is not None:
             pool = [c for c in pool if c.record.valid_at(as_of)]
         else:
             pool = self._with_heads(pool, vector, scope)
         notes: dict[str, str] = {}
         pool = self._with_links(pool, vector, scope, notes, as_of=as_of)
+        pool = [c for c in pool if not _asks_itself(c.record, query, asked)]
         scores = score_candidates(pool, query=query, now=now, config=config, signals=self._signals)
         scored = {c.record.id: (c, s) for c, s in zip(pool, scores)}
         items = [RecallItem(c.record, s, notes.get(c.record.id)) for c, s in scored.values()]

@@ -10,7 +10,9 @@ settled which one holds.
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from .._records import Modality, Record
 from .._text import content_terms
@@ -30,38 +32,72 @@ _SWITCHED = re.compile(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """What the flags need of one record, read once (the pairs are many)."""
+
+    record: Record
+    negated: bool
+    content: frozenset[str]
+    terms: frozenset[str]
+    switched_from: frozenset[str] | None
+    switched_text: str
+
+
+def _read(record: Record) -> _Reading:
+    switched = _SWITCHED.search(record.text)
+    left = None if switched is None else content_terms(switched.group("old")) - {"user"}
+    return _Reading(
+        record,
+        negated(record.text),
+        _content(record.text),
+        content_terms(record.text),
+        left or None if switched is not None else None,
+        "" if switched is None else switched.group("old").strip(),
+    )
+
+
 def find_disagreements(records: Sequence[Record]) -> list[Disagreement]:
-    """Every contradicting pair among ``records`` (each pair once)."""
+    """Every contradicting pair among ``records`` (each pair once).
+
+    Only pairs that can disagree are compared: the same fact key, the same content with
+    and without a negation, or a switch away from what another record states. So the
+    cost grows with the records, not with their pairs.
+    """
+    factual = [_read(r) for r in records if r.tags.modality is Modality.STATEMENT]
+    groups: dict[object, list[int]] = defaultdict(list)
+    for n, reading in enumerate(factual):
+        if reading.record.tags.key is not None:
+            groups[("key", reading.record.tags.key)].append(n)
+        if reading.content:
+            groups[("content", reading.content)].append(n)
+    pairs = {(i, j) for members in groups.values() for i in members for j in members if i < j}
+    switching = [n for n, r in enumerate(factual) if r.switched_from is not None]
+    pairs |= {(min(i, j), max(i, j)) for i in switching for j in range(len(factual)) if i != j}
     out: list[Disagreement] = []
-    factual = [r for r in records if r.tags.modality is Modality.STATEMENT]
-    for i, a in enumerate(factual):
-        for b in factual[i + 1 :]:
-            if a.id == b.id or a.superseded_by == b.id or b.superseded_by == a.id:
-                continue
-            reason = _disagree(a, b)
-            if reason:
-                out.append(Disagreement(a.id, b.id, reason))
+    for i, j in sorted(pairs):
+        a, b = factual[i], factual[j]
+        ra, rb = a.record, b.record
+        if ra.id == rb.id or ra.superseded_by == rb.id or rb.superseded_by == ra.id:
+            continue
+        reason = _disagree(a, b)
+        if reason:
+            out.append(Disagreement(ra.id, rb.id, reason))
     return out
 
 
-def _disagree(a: Record, b: Record) -> str | None:
-    ka, kb = a.tags.key, b.tags.key
-    if ka is not None and ka == kb and a.tags.value and b.tags.value:
-        if a.tags.value.strip().lower() != b.tags.value.strip().lower():
-            return (
-                f"{ka.subject}.{ka.predicate} is {a.tags.value!r} in one and "
-                f"{b.tags.value!r} in the other"
-            )
+def _disagree(a: _Reading, b: _Reading) -> str | None:
+    ka, kb = a.record.tags.key, b.record.tags.key
+    va, vb = a.record.tags.value, b.record.tags.value
+    if ka is not None and ka == kb and va and vb:
+        if va.strip().lower() != vb.strip().lower():
+            return f"{ka.subject}.{ka.predicate} is {va!r} in one and {vb!r} in the other"
         return None
     for new, old in ((a, b), (b, a)):
-        switched = _SWITCHED.search(new.text)
-        if switched is None or _SWITCHED.search(old.text):
-            continue
-        left = content_terms(switched.group("old")) - {"user"}
-        if left and left <= content_terms(old.text):
-            return f"one says it switched from {switched.group('old').strip()}"
-    neg_a, neg_b = negated(a.text), negated(b.text)
-    if neg_a != neg_b and _content(a.text) == _content(b.text) and _content(a.text):
+        if new.switched_from is not None and old.switched_from is None:
+            if new.switched_from <= old.terms:
+                return f"one says it switched from {new.switched_text}"
+    if a.negated != b.negated and a.content and a.content == b.content:
         return "one negates the other"
     return None
 

@@ -56,6 +56,9 @@ class TurnWrite:
     become ``merged_tags``. ``supersedes`` lists the records the new note replaces:
     they get ``valid_to`` = the episode's time, ``superseded_by`` = the note,
     tier cold, and every active summary derived from them becomes invalid.
+    ``superseded_at`` is for a note that arrives late (an old turn imported after
+    a newer one that replaced it): ``(newer id, newer time)``, and the note is
+    stored already superseded by the newer record, as of that time.
     Nothing but the episode is applied when the episode already existed.
     """
 
@@ -64,6 +67,7 @@ class TurnWrite:
     merge_into: str | None = None
     merged_tags: Tags | None = None
     supersedes: tuple[str, ...] = ()
+    superseded_at: tuple[str, datetime] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -386,6 +386,9 @@ class SQLiteBackend:
                     self._merge(db, turn.merge_into, ep.id, turn.merged_tags, ep.at)
                 if is_new and turn.supersedes and turn.note is not None:
                     self._supersede(db, turn.supersedes, turn.note.id, ep.at)
+                if is_new and turn.superseded_at is not None and turn.note is not None:
+                    newer, when = turn.superseded_at
+                    self._supersede(db, [turn.note.id], newer, when)
         return fresh
 
     def _merge(

@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 
 import pluggy
 
@@ -24,7 +25,7 @@ from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
 from ..errors import PluginError
 from ..read._flags import negated
-from ..stores import Backend, Conflict, RecordQuery, TurnWrite
+from ..stores import Backend, Candidate, Conflict, RecordQuery, TurnWrite
 from ._types import NoteDraft, Skip, Turn, WriteResult
 from ._updates import about, retracted, takes_back
 
@@ -189,7 +190,14 @@ class WritePipeline:
                 continue
             assert vectors is not None  # a note was drafted, so it was embedded
             supersedes = self._superseded_by(note, vectors[row - 1])
-            writes.append(TurnWrite(episode, note, supersedes=supersedes))
+            writes.append(
+                TurnWrite(
+                    episode,
+                    note,
+                    supersedes=supersedes,
+                    superseded_at=self._arrives_late(note, vectors[row - 1]),
+                )
+            )
             kept.append(row - 1)
         return writes, kept
 
@@ -210,6 +218,53 @@ class WritePipeline:
                     if twin is not None and _same_statement(twin, notes[i]):
                         out[i] = twin
         return out
+
+    def _arrives_late(self, note: Record, vector: Vectors) -> tuple[str, datetime] | None:
+        """The newer record that already replaced this statement, for a turn that arrives
+        after it (an old chat imported late): the same rules as :meth:`_superseded_by`,
+        looking forward in time instead of back."""
+        if not self._config.supersede or note.tags.modality is not Modality.STATEMENT:
+            return None
+        key, value = note.tags.key, note.tags.value
+        newer: list[Record] = []
+        if key is not None and value is not None:
+            newer += [
+                r
+                for r in self._backend.iter_records(
+                    RecordQuery(
+                        scope=owner_scope(note.scope),
+                        subject=key.subject,
+                        predicate=key.predicate,
+                        superseded=False,
+                    )
+                )
+                if r.created_at > note.created_at and (r.tags.value or "").lower() != value.lower()
+            ]
+        # only a turn older than the newest note can be late: one cheap read, and no
+        # search at all for a conversation written in order
+        newest = self._backend.recent_records(owner_scope(note.scope), kinds=(Kind.NOTE,), limit=1)
+        if not negated(note.text) and newest and newest[0].created_at > note.created_at:
+            for candidate in self._nearby(note, vector):
+                later = candidate.record
+                if later.created_at <= note.created_at or later.superseded_by is not None:
+                    continue
+                retraction = retracted(later.text)
+                if (
+                    key is None
+                    and later.tags.key is not None
+                    and about(later.tags.key.predicate, note.text)
+                ) or (retraction is not None and takes_back(retraction, note.text)):
+                    newer.append(later)
+        if not newer:
+            return None
+        first = min(newer, key=lambda r: r.created_at)
+        return first.id, first.created_at
+
+    def _nearby(self, note: Record, vector: Vectors) -> list[Candidate]:
+        """The few nearest notes, by meaning and by words: all an update can reach."""
+        return self._backend.search(
+            owner_scope(note.scope), vector, text=note.text, limit=_UPDATE_REACH, kinds=(Kind.NOTE,)
+        )
 
     def _superseded_by(self, note: Record, vector: Vectors) -> tuple[str, ...]:
         """The older statements ``note`` replaces: the same fact key with another value, an
@@ -235,15 +290,7 @@ class WritePipeline:
         retraction = retracted(note.text)
         if retraction is None and key is None:
             return tuple(replaced)
-        # the few nearest statements, by meaning and by words, are all an update can reach
-        nearby = self._backend.search(
-            owner_scope(note.scope),
-            vector,
-            text=note.text,
-            limit=_UPDATE_REACH,
-            kinds=(Kind.NOTE,),
-        )
-        for candidate in nearby:
+        for candidate in self._nearby(note, vector):
             older_note = candidate.record
             if (
                 older_note.id in replaced

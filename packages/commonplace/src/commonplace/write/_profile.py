@@ -1,11 +1,13 @@
 """The profile card: a short portrait of the user, rewritten (never appended to).
 
-Five parts, each with its own rule:
+Six parts, each with its own rule:
 
 * identity (name, city, job, employer, partner ...) stays until a newer note
   states another value for it;
 * people stay until the user says they are gone (died, broke up, left);
 * major life events stay for good;
+* stated preferences and standing instructions ("always answer in Portuguese")
+  stay until newer ones rotate them out;
 * voice (how the user talks lately) and open threads (recent questions and
   hypotheticals) rotate with every rewrite.
 
@@ -34,6 +36,14 @@ _GONE = re.compile(
     re.IGNORECASE,
 )
 _KEEP_THREADS = 3
+_KEEP_PREFERENCES = 4
+_NOTE_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_PREFERENCE = re.compile(
+    r"\b(?:always|never|from now on|don't ever|do not ever|prefers?|would rather|'d rather)\b",
+    re.IGNORECASE,
+)
+_PLEASE = re.compile(r"^(?:please|pls|kindly)\s+", re.IGNORECASE)
+_THE_USER = re.compile(r"^the user\s+", re.IGNORECASE)
 _VOICE_WINDOW = 20
 
 
@@ -46,6 +56,7 @@ class ProfileCard:
     events: tuple[tuple[str, str], ...] = ()
     voice: tuple[str, ...] = ()
     threads: tuple[str, ...] = ()
+    preferences: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +65,7 @@ class ProfileCard:
             "events": [list(e) for e in self.events],
             "voice": list(self.voice),
             "threads": list(self.threads),
+            "preferences": list(self.preferences),
         }
 
     @classmethod
@@ -64,6 +76,7 @@ class ProfileCard:
             events=tuple((str(d), str(e)) for d, e in data.get("events", [])),
             voice=tuple(str(v) for v in data.get("voice", [])),
             threads=tuple(str(t) for t in data.get("threads", [])),
+            preferences=tuple(str(p) for p in data.get("preferences", [])),
         )
 
 
@@ -75,9 +88,14 @@ def update_card(
     people = dict(card.people)
     events = list(card.events)
     threads = list(card.threads)
+    preferences = list(card.preferences)
     for note in notes:
         tags = note.tags
         if tags.modality is Modality.STATEMENT:
+            for stated in preferences_in(note.text):
+                if stated in preferences:
+                    preferences.remove(stated)
+                preferences.append(stated)  # the newest last: the oldest rotates out first
             if (
                 tags.key is not None
                 and tags.key.subject == "user"
@@ -97,8 +115,26 @@ def update_card(
         elif tags.modality in (Modality.QUESTION, Modality.HYPOTHETICAL):
             threads.append(_short(note.text))
     return ProfileCard(
-        identity, people, tuple(events), _voice(recent), tuple(threads[-_KEEP_THREADS:])
+        identity,
+        people,
+        tuple(events),
+        _voice(recent),
+        tuple(threads[-_KEEP_THREADS:]),
+        tuple(preferences[-_KEEP_PREFERENCES:]),
     )
+
+
+def preferences_in(note_text: str) -> list[str]:
+    """Stated preferences and standing instructions in a note ("Please always answer the
+    user in Portuguese.", "The user prefers tea."), as card entries."""
+    out = []
+    for sentence in _NOTE_SENTENCE.split(note_text):
+        if _PREFERENCE.search(sentence):
+            entry = _PLEASE.sub("", sentence.strip().rstrip(".")).strip()
+            entry = _THE_USER.sub("", entry, count=1)
+            if entry:
+                out.append(entry[:1].lower() + entry[1:])
+    return out
 
 
 def enforce_sticky(
@@ -127,7 +163,12 @@ def enforce_sticky(
     for event in proposed.events:  # life events stay for good
         if event not in events:
             events.append(event)
-    return ProfileCard(identity, people, tuple(events), proposed.voice, proposed.threads)
+    # stated preferences and instructions stay until newer ones rotate them out
+    preferences = [p for p in proposed.preferences if p not in floor.preferences]
+    preferences = (preferences + list(floor.preferences))[-_KEEP_PREFERENCES:]
+    return ProfileCard(
+        identity, people, tuple(events), proposed.voice, proposed.threads, tuple(preferences)
+    )
 
 
 def render_card(card: ProfileCard, *, max_tokens: int) -> str:
@@ -138,6 +179,8 @@ def render_card(card: ProfileCard, *, max_tokens: int) -> str:
             card.identity.items(), key=lambda kv: IDENTITY.index(kv[0]) if kv[0] in IDENTITY else 99
         )
         parts.append((5, "Identity: " + "; ".join(f"{k} {v}" for k, v in ordered)))
+    if card.preferences:
+        parts.append((4, "Preferences: " + "; ".join(card.preferences)))
     if card.people:
         # closest first, so a full card sheds acquaintances before family
         people = sorted(card.people.items(), key=lambda nr: _closeness(nr[1]))

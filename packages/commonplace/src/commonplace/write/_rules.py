@@ -437,6 +437,8 @@ _ADVERBS = frozenset(
         "last",
         "first",
         "once",
+        "no",
+        "longer",
     ]
 )
 _ORDINARY = (
