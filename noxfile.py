@@ -47,6 +47,17 @@ def demo(session: nox.Session) -> None:
     session.run("commonplace", "demo", *session.posargs)
 
 
+# LoCoMo's development split, when it sits beside the checkout (it is CC BY-NC: never
+# committed); the LoCoMo smoke test then runs on it too
+LOCOMO_DEV = Path(__file__).resolve().parent.parent / "shared/datasets/locomo-dev/locomo-dev.json"
+
+
+def _test_env() -> dict[str, str]:
+    if "COMMONPLACE_LOCOMO" not in os.environ and LOCOMO_DEV.is_file():
+        return {"COMMONPLACE_LOCOMO": str(LOCOMO_DEV)}
+    return {}
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """The whole test suite: real SQLite files, real LangGraph graphs and LlamaIndex engines,
@@ -54,7 +65,7 @@ def tests(session: nox.Session) -> None:
     stopped afterwards. Point COMMONPLACE_WEAVIATE_URL at your own server to use it instead."""
     session.install(*PACKAGES, *TEST_DEPS)
     if os.environ.get("COMMONPLACE_WEAVIATE_URL"):
-        session.run("pytest", *(session.posargs or ["tests"]))
+        session.run("pytest", *(session.posargs or ["tests"]), env=_test_env())
         return
     session.run("commonplace-weaviate", "server", "install")  # pinned version, cached binary
     pidfile = Path(session.create_tmp()) / "weaviate.json"
@@ -62,7 +73,9 @@ def tests(session: nox.Session) -> None:
     url = json.loads(pidfile.read_text())["url"]
     try:
         session.run(
-            "pytest", *(session.posargs or ["tests"]), env={"COMMONPLACE_WEAVIATE_URL": url}
+            "pytest",
+            *(session.posargs or ["tests"]),
+            env={"COMMONPLACE_WEAVIATE_URL": url, **_test_env()},
         )
     finally:
         session.run("commonplace-weaviate", "server", "stop", "--pidfile", str(pidfile))

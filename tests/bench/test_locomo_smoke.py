@@ -52,8 +52,7 @@ def _write_sample(path: Path) -> Path:
             "session_2": session(SESSION_2, 2),
         },
         "qa": [
-            {"question": q, "answer": a, "evidence": e, "category": c}
-            for q, a, e, c in QUESTIONS
+            {"question": q, "answer": a, "evidence": e, "category": c} for q, a, e, c in QUESTIONS
         ]
         + [{"question": "Is Ben a cat person?", "adversarial_answer": "no", "category": 5}],
     }

@@ -29,7 +29,12 @@ from commonplace import (
 )
 from commonplace._plugins import make_plugin_manager
 from commonplace.embedders import Vectors
-from commonplace.errors import InvalidURLError, PluginError
+from commonplace.errors import (
+    EmbedderMismatchError,
+    InvalidTypeError,
+    InvalidURLError,
+    PluginError,
+)
 from commonplace.lifecycle import DecayAction, DecayContext, SummaryDraft, SummarySentence
 from commonplace.stores import Backend, Candidate, RecordQuery, SQLiteBackend
 from commonplace.write import ProfileCard
@@ -347,3 +352,65 @@ def test_commonplace_rewrite_profile_output_obeys_the_sticky_rules(
         assert [e for _, e in card.events] == ["layoff"]  # dropped by the rewriter, put back
         memory.write("I moved to Porto with my sister Mia.", scope="ana")
         assert memory.profile(scope="ana").identity["name"] == "Ana"
+
+
+# -- commonplace_adapt_embedder -----------------------------------------------------
+
+
+class ForeignModel:
+    """Another framework's embedding model: no name, no dim, its own method name."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def encode(self, texts: list[str]) -> list[list[float]]:
+        return [[float(len(t)), 1.0] + [0.0] * (self.size - 2) for t in texts]
+
+
+class AdaptsForeign:
+    def __init__(self) -> None:
+        self.seen: list[object] = []
+
+    @hookimpl
+    def commonplace_adapt_embedder(self, model: object) -> object:
+        self.seen.append(model)
+        if isinstance(model, ForeignModel):
+            from commonplace.embedders import CallableEmbedder, identity_name
+
+            return CallableEmbedder(
+                model.encode,
+                name=identity_name("foreign", model, dim=model.size, fields=("size",)),
+                dim=model.size,
+            )
+        if model == "junk":
+            return {"name": "not an embedder"}
+        return None
+
+
+def test_commonplace_adapt_embedder_wraps_foreign_models_and_pins_their_identity(
+    tmp_path: Path,
+) -> None:
+    plugin = AdaptsForeign()
+    url = "sqlite:///" + str(tmp_path / "m.db")
+    # plugins given once (here as an iterator) serve the adapting and the Memory alike
+    with Memory(url, embedder=ForeignModel(6), plugins=iter([plugin, ShoutingWriter()])) as memory:
+        assert memory.embedder.name == "foreign:ForeignModel(size=6):6"
+        note = memory.write("I like tea.", scope="ana").note
+        assert note is not None and note.text == "I LIKE TEA."
+    with Memory(url, embedder=ForeignModel(6), plugins=[plugin]) as memory:
+        assert memory.count(Kind.NOTE) == 1
+    with pytest.raises(EmbedderMismatchError, match=r"foreign:ForeignModel\(size=6\):6"):
+        Memory(url, embedder=ForeignModel(8), plugins=[plugin])
+    # an Embedder is used as it is: the hook is only asked for other objects
+    assert all(isinstance(m, ForeignModel) for m in plugin.seen)
+
+
+def test_commonplace_adapt_embedder_junk_or_no_answer_is_refused_before_opening(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "never.db"
+    with pytest.raises(PluginError, match="not an Embedder"):
+        Memory("sqlite:///" + str(path), embedder="junk", plugins=[AdaptsForeign()])
+    with pytest.raises(InvalidTypeError, match="CallableEmbedder"):
+        Memory("sqlite:///" + str(path), embedder=lambda texts: texts)
+    assert not path.exists()

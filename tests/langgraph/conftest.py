@@ -11,6 +11,13 @@ from lg_helpers import ScriptedModel
 
 from commonplace import ManualClock, Memory
 from commonplace_langgraph import CommonplaceSaver, CommonplaceStore
+from commonplace_langgraph._scope import forget_warnings
+
+
+@pytest.fixture(autouse=True)
+def _warn_again() -> None:
+    """Each test sees the no-user warning for its own threads (it is said once per thread)."""
+    forget_warnings()
 
 
 @pytest.fixture

@@ -9,7 +9,8 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import BaseMessage
 from pydantic import Field
 
-from commonplace import Kind, Memory, Role
+from commonplace import Kind, Memory, Record, Role, Scope
+from commonplace.stores import RecordQuery
 
 
 class ScriptedModel(GenericFakeChatModel):
@@ -24,19 +25,32 @@ class ScriptedModel(GenericFakeChatModel):
         self.seen.append(list(input) if isinstance(input, list) else [input])
         return super().invoke(input, config, **kwargs)
 
+    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        self.seen.append(list(input) if isinstance(input, list) else [input])
+        return await super().ainvoke(input, config, **kwargs)
+
+
+def notes(memory: Memory, scope: Any) -> list[Record]:
+    """Every current note visible in ``scope``."""
+    return list(
+        memory.backend.iter_records(RecordQuery(scope=Scope.coerce(scope), superseded=False))
+    )
+
 
 def note_texts(memory: Memory, scope: Any) -> list[str]:
-    """Every note visible in ``scope``, via recall over everything the scope holds."""
-    recall = memory.recall("anything at all", scope=scope, top_k=100, budget_tokens=100_000)
-    texts = {item.record.text for item in recall.items} | {r.text for r in recall.recent}
-    return sorted(texts)
+    """The texts of every note visible in ``scope``."""
+    return sorted({r.text for r in notes(memory, scope)})
 
 
 def assert_notes_only_from_users(memory: Memory, scope: Any) -> None:
-    """Every note in ``scope`` traces back to user episodes only (the firewall)."""
-    recall = memory.recall("anything at all", scope=scope, top_k=100, budget_tokens=100_000)
-    records = [i.record for i in recall.items] + list(recall.recent)
-    for record in records:
+    """Every note in ``scope`` traces back to user episodes (the firewall), except what was
+    stated on purpose through a store or a tool, whose evidence says so: never the
+    assistant's words."""
+    for record in notes(memory, scope):
         assert record.kind is Kind.NOTE
         for episode in memory.explain(record.id).episodes():
-            assert episode.role is Role.USER, (record.text, episode.text)
+            assert episode.role is not Role.ASSISTANT, (record.text, episode.text)
+            if "put_note" in episode.meta:
+                assert episode.role in (Role.SYSTEM, Role.TOOL), (record.text, episode.text)
+            else:
+                assert episode.role is Role.USER, (record.text, episode.text)

@@ -52,7 +52,9 @@ def chain(
     for step in range(n):
         parent = stored[-1]["configurable"]["checkpoint_id"] if stored else None
         cp = checkpoint({"step": step, "big": "x" * 10}, {"step": step + 1, "big": 1})
-        new = {"step": step + 1, "big": 1} if step == 0 else {"step": step + 1}
+        new: dict[str, str | int | float] = (
+            {"step": step + 1, "big": 1} if step == 0 else {"step": step + 1}
+        )
         stored.append(
             saver.put(config(thread, ns, parent), cp, meta(step, run_id=run or f"r{step}"), new)
         )

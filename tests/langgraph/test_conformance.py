@@ -8,8 +8,9 @@ extended capabilities a saver overrides and runs their specs too.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -27,7 +28,7 @@ EVERY = {c.value for c in ALL_CAPABILITIES}
 
 
 def run_suite(
-    name: str, make: Callable[[], AsyncIterator[BaseCheckpointSaver[object]]], skip: set[str]
+    name: str, make: Callable[[], AsyncGenerator[BaseCheckpointSaver[Any], None]], skip: set[str]
 ) -> CapabilityReport:
     registered = RegisteredCheckpointer(name=name, factory=make, skip_capabilities=skip)
     report = asyncio.run(validate(registered))
@@ -42,7 +43,7 @@ def passed(report: CapabilityReport) -> set[str]:
 
 
 def test_own_tables_in_the_memory_file_pass_every_capability(tmp_path: Path) -> None:
-    async def make() -> AsyncIterator[BaseCheckpointSaver[object]]:
+    async def make() -> AsyncGenerator[BaseCheckpointSaver[Any], None]:
         path = "sqlite:///" + str(tmp_path / "memory.db")
         with Memory(path) as memory, CommonplaceSaver(memory) as saver:
             yield saver
@@ -52,7 +53,7 @@ def test_own_tables_in_the_memory_file_pass_every_capability(tmp_path: Path) -> 
 
 
 def test_own_tables_for_an_in_memory_memory_pass_every_capability() -> None:
-    async def make() -> AsyncIterator[BaseCheckpointSaver[object]]:
+    async def make() -> AsyncGenerator[BaseCheckpointSaver[Any], None]:
         with Memory(":memory:") as memory, CommonplaceSaver(memory) as saver:
             yield saver
 
@@ -64,7 +65,7 @@ def test_own_tables_for_an_in_memory_memory_pass_every_capability() -> None:
 def test_wrapping_another_saver_passes_what_that_saver_implements(
     inner: str, tmp_path: Path
 ) -> None:
-    async def make() -> AsyncIterator[BaseCheckpointSaver[object]]:
+    async def make() -> AsyncGenerator[BaseCheckpointSaver[Any], None]:
         with Memory("sqlite:///" + str(tmp_path / "memory.db")) as memory:
             if inner == "InMemorySaver":
                 with CommonplaceSaver(memory, saver=InMemorySaver()) as saver:

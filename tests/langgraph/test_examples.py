@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -17,6 +18,7 @@ def load(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it runs
     spec.loader.exec_module(module)
     return module
 
@@ -49,6 +51,26 @@ def test_prebuilt_nodes_bring_memory_to_the_model(
     assert any("Rita is a nurse" in m.content for m in model.seen[1] if m.type == "system")
 
 
+def test_a_prebuilt_agent_gains_memory_from_one_line(
+    tmp_db: Callable[[str], str], scripted: Callable[..., ScriptedModel]
+) -> None:
+    model = scripted(
+        "Welcome to Porto! My own partner, Marta, lives in Madrid.",
+        tool_call("get_weather", city="Porto"),
+        "It is sunny in Porto.",
+    )
+    rendered = load("prebuilt_agent").main(model, tmp_db("agent.db"))
+    assert "Porto" in rendered and "Joana" in rendered
+    assert "Marta" not in rendered  # the assistant's words never become memory
+    # On Friday, in a new thread, the model saw Monday's memory in its system prompt,
+    # on both calls of the tool loop, and never the question it was answering.
+    friday = model.seen[1:]
+    assert len(friday) == 2
+    for seen in friday:
+        assert seen[0].type == "system" and "Porto" in str(seen[0].content)
+        assert "weather" not in str(seen[0].content)
+
+
 def test_multi_user_graph_keeps_users_apart(
     tmp_db: Callable[[str], str], scripted: Callable[..., ScriptedModel]
 ) -> None:
@@ -60,6 +82,6 @@ def test_multi_user_graph_keeps_users_apart(
 def test_the_examples_default_models_run(
     tmp_db: Callable[[str], str],
 ) -> None:
-    for name in ("react_checkpointer", "prebuilt_nodes", "multi_user"):
+    for name in ("react_checkpointer", "prebuilt_nodes", "prebuilt_agent", "multi_user"):
         module = load(name)
         module.main(None, tmp_db(f"{name}.db"))

@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import Command, interrupt
 from lg_helpers import assert_notes_only_from_users, note_texts
 
 from commonplace import Memory, Scope
-from commonplace_langgraph import CommonplaceSaver
+from commonplace_langgraph import CommonplaceSaver, NoUserWarning
 
-ANA = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
+ANA: RunnableConfig = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
 
 
 def echo_graph(saver: CommonplaceSaver) -> Any:
@@ -106,7 +107,8 @@ def test_interrupt_and_resume(saver: CommonplaceSaver) -> None:
     first = graph.invoke({"messages": [HumanMessage("I am a nurse in Lisbon.")]}, ANA)
     assert first["__interrupt__"][0].value == "What should I call you?"
     assert graph.get_state(ANA).next == ("ask",)
-    assert len(saver.tapped("t1")) == 1
+    # The turn is not answered yet: its message waits, so no recall can meet it as memory.
+    assert len(saver.tapped("t1")) == 0
     done = graph.invoke(Command(resume="Ana"), ANA)
     assert [m.type for m in done["messages"]] == ["human", "human", "ai"]
     assert len(saver.tapped("t1")) == 2
@@ -126,16 +128,22 @@ def test_history_and_time_travel(saver: CommonplaceSaver) -> None:
     forked = graph.update_state(
         after_first.config, {"messages": [HumanMessage("Actually, I play the violin.")]}
     )
-    result = graph.invoke(None, forked)
-    assert [m.content for m in result["messages"] if m.type == "human"] == [
+    assert [m.content for m in graph.get_state(forked).values["messages"] if m.type == "human"] == [
         "My cat is called Miso.",
         "Actually, I play the violin.",
     ]
+    assert len(saver.tapped("t1")) == 2  # the violin is not answered yet
+    result = graph.invoke({"messages": [HumanMessage("And the piano.")]}, ANA)
+    assert [m.content for m in result["messages"] if m.type == "human"][-2:] == [
+        "Actually, I play the violin.",
+        "And the piano.",
+    ]
+    assert len(saver.tapped("t1")) == 4
     # Replaying an earlier checkpoint re-runs from there; nothing is tapped twice.
     replayed = graph.invoke(None, history[-2].config)
     assert replayed["messages"][0].content == "My cat is called Miso."
-    assert len(saver.tapped("t1")) == 3
-    assert saver.memory.count("episode", scope="ana") == 3
+    assert len(saver.tapped("t1")) == 4
+    assert saver.memory.count("episode", scope="ana") == 4
     assert_notes_only_from_users(saver.memory, "ana")
 
 
@@ -173,7 +181,7 @@ def test_subgraphs_are_checkpointed_and_tapped_once(saver: CommonplaceSaver) -> 
     graph.invoke({"messages": [HumanMessage("I grew up in Coimbra.")], "summary": ""}, ANA)
     state = graph.get_state(ANA, subgraphs=True)
     assert state.tasks[0].state is not None  # the subgraph's own checkpoint
-    sub_config = state.tasks[0].state.config
+    sub_config = cast(Any, state.tasks[0].state).config
     assert sub_config["configurable"]["checkpoint_ns"].split(":")[0] == "sub"
     result = graph.invoke(Command(resume="go"), ANA)
     assert result["summary"] == "2 messages"
@@ -198,10 +206,11 @@ def test_copy_thread_keeps_memory_single(saver: CommonplaceSaver) -> None:
 
 def test_without_a_user_id_memory_is_per_thread(saver: CommonplaceSaver, memory: Memory) -> None:
     graph = echo_graph(saver)
-    graph.invoke(
-        {"messages": [HumanMessage("My sister Rita is a nurse.")]},
-        {"configurable": {"thread_id": "lonely"}},
-    )
+    with pytest.warns(NoUserWarning, match="'lonely' names no user"):
+        graph.invoke(
+            {"messages": [HumanMessage("My sister Rita is a nurse.")]},
+            {"configurable": {"thread_id": "lonely"}},
+        )
     assert memory.count("note", scope=Scope(thread="lonely")) == 1
     assert memory.count("note", scope=Scope(thread="other")) == 0
 

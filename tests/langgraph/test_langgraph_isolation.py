@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, MessagesState, StateGraph
 from lg_helpers import ScriptedModel, note_texts
 
@@ -17,9 +18,9 @@ from commonplace_langgraph import (
     add_memory_nodes,
 )
 
-ANA = {"configurable": {"thread_id": "ana-1", "user_id": "ana"}}
-ANA_LATER = {"configurable": {"thread_id": "ana-2", "user_id": "ana"}}
-BOB = {"configurable": {"thread_id": "bob-1", "user_id": "bob"}}
+ANA: RunnableConfig = {"configurable": {"thread_id": "ana-1", "user_id": "ana"}}
+ANA_LATER: RunnableConfig = {"configurable": {"thread_id": "ana-2", "user_id": "ana"}}
+BOB: RunnableConfig = {"configurable": {"thread_id": "bob-1", "user_id": "bob"}}
 
 
 def test_users_share_a_file_but_not_a_memory(
@@ -50,7 +51,11 @@ def test_users_share_a_file_but_not_a_memory(
     assert not any("Tom" in n for n in note_texts(saver.memory, "ana"))
     assert not any("nurse" in n for n in note_texts(saver.memory, "bob"))
     assert saver.memory.count("note", scope=Scope(user="ana", thread="bob-1")) == 0
-    # Store namespaces follow the same split.
+    # Store namespaces follow the same split: the store is a view of the same memory.
     store.put(store.namespace_for(Scope(user="ana")), "k", {"text": "Ana's locker is 12"})
-    assert store.search(store.namespace_for(Scope(user="bob")), query="locker") == []
-    assert len(store.search(store.namespace_for(Scope(user="ana")), query="locker")) == 1
+    bob_items = store.search(store.namespace_for(Scope(user="bob")), query="locker")
+    assert all("locker" not in str(i.value) and "nurse" not in str(i.value) for i in bob_items)
+    ana_items = store.search(store.namespace_for(Scope(user="ana")), query="locker")
+    assert ana_items[0].key == "k"
+    assert all(i.namespace[:2] == ("memories", "ana") for i in ana_items)
+    assert not any("Tom" in str(i.value) for i in ana_items)

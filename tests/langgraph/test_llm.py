@@ -7,6 +7,7 @@ import json
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from commonplace import Memory
@@ -40,7 +41,7 @@ def test_the_model_writes_notes_for_user_turns_only(tmp_path: object) -> None:
         builder.add_edge(START, "model")
         builder.add_edge("model", END)
         graph = builder.compile(checkpointer=saver)
-        config = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
+        config: RunnableConfig = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
         graph.invoke({"messages": [HumanMessage("My sister Rita is a nurse.")]}, config)
         assert model.i == 1  # called once: for the user's turn, not the assistant's
         recent = memory.recall("Rita", scope="ana").recent

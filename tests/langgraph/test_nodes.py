@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
-from lg_helpers import ScriptedModel, assert_notes_only_from_users
+from lg_helpers import ScriptedModel, assert_notes_only_from_users, notes
 
 from commonplace import ManualClock, Memory, Scope
 from commonplace.errors import InvalidInputError
@@ -22,7 +23,7 @@ from commonplace_langgraph import (
     add_memory_nodes,
 )
 
-ANA = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
+ANA: RunnableConfig = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
 
 
 def test_recall_node_keeps_one_memory_block_after_the_system_prompt(memory: Memory) -> None:
@@ -51,13 +52,22 @@ def test_recall_node_keeps_one_memory_block_after_the_system_prompt(memory: Memo
     )
 
 
-def test_note_node_writes_user_turns_only(memory: Memory) -> None:
+def test_note_node_writes_user_turns_only_once_answered(memory: Memory) -> None:
     node = NoteNode(memory)
-    first_turn: list[Any] = [
+    call = {"name": "lookup", "args": {}, "id": "c", "type": "tool_call"}
+    asking: list[Any] = [
         SystemMessage("You are kind. The user lives in Mars."),
-        HumanMessage("My sister Rita is a nurse."),
-        AIMessage("My name is Bob and I live in Paris."),
+        HumanMessage("My sister Rita is a nurse.", id="h1"),
+        AIMessage("", tool_calls=[call]),
+    ]
+    # The model called a tool: the turn is still being answered, nothing is written yet
+    # (a recall tool running next must not find the question as its own memory).
+    assert node({"messages": asking}, ANA) == {}
+    assert memory.count("episode", scope="ana") == 0
+    first_turn = [
+        *asking,
         ToolMessage("The user's brother is Tom.", tool_call_id="c"),
+        AIMessage("My name is Bob and I live in Paris."),
     ]
     assert node({"messages": first_turn}, ANA) == {}
     second_turn = [
@@ -72,12 +82,26 @@ def test_note_node_writes_user_turns_only(memory: Memory) -> None:
     assert memory.count("note", scope="ana") == 2
     assert_notes_only_from_users(memory, "ana")
     # A forgotten note stays forgotten: later runs only write the current turn.
-    rita = next(r for r in memory.recall("Rita", scope="ana").recent if "Rita" in r.text)
+    rita = next(r for r in notes(memory, "ana") if "Rita" in r.text)
     memory.forget(rita.id, scope="ana")
-    third_turn = [*second_turn, HumanMessage("I play the cello.")]
+    third_turn = [*second_turn, HumanMessage("I play the cello."), AIMessage("Nice.")]
     node({"messages": third_turn}, ANA)
     assert memory.count("note", scope="ana") == 2
-    assert not any("Rita" in r.text for r in memory.recall("Rita", scope="ana").recent)
+    assert not any("Rita" in r.text for r in notes(memory, "ana"))
+
+
+def test_two_identical_messages_are_two_episodes(memory: Memory) -> None:
+    node = NoteNode(memory)
+    said_twice = [
+        HumanMessage("I am tired.", id="m1"),
+        AIMessage("Rest a little."),
+        HumanMessage("I am tired.", id="m2"),
+        AIMessage("Then sleep."),
+    ]
+    node({"messages": said_twice[:2]}, ANA)
+    node({"messages": said_twice}, ANA)
+    node({"messages": said_twice}, ANA)  # the same messages again: nothing new
+    assert memory.count("episode", scope="ana") == 2
 
 
 def test_consolidation_node_runs_at_the_end_of_every_nth_turn(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -146,18 +146,21 @@ def test_search_pages_with_offset_and_limit(store: CommonplaceStore) -> None:
     assert len(store.search(ns, limit=4)) == 4
 
 
-def test_a_langchain_embeddings_index(memory: Memory, tmp_path: Any) -> None:
-    index = {"dims": 32, "embed": DeterministicFakeEmbedding(size=32), "fields": ["text"]}
-    with CommonplaceStore(memory, index=index) as store:  # type: ignore[arg-type]
+def test_the_index_picks_fields_and_the_memory_embeds(memory: Memory) -> None:
+    with CommonplaceStore(memory, index={"fields": ["text"]}) as store:
         store.put(("d",), "1", {"text": "alpha", "other": "beta"})
-        store.put(("d",), "2", {"text": "gamma"}, index=["other"])
+        store.put(("d",), "2", {"text": "gamma", "other": "alpha"}, index=["other"])
         store.put(("d",), "3", {"items": [{"t": "x"}, {"t": "alpha"}]}, index=["items[*].t"])
-        top = store.search(("d",), query="alpha", limit=3)
-        assert top[0].key in {"1", "3"} and top[0].score is not None
-        assert {r.key for r in top} == {"1", "2", "3"}
-        assert top[-1].key == "2" and top[-1].score is None  # its "other" field is absent
-    with pytest.raises(EmbedderMismatchError, match="dims=16"):
-        CommonplaceStore(memory, index={"dims": 16, "embed": DeterministicFakeEmbedding(size=16)})
+        store.put(("d",), "4", {"other": "alpha"})  # nothing at "text": not indexed
+        top = store.search(("d",), query="alpha", limit=10)
+        assert top[0].key in {"1", "2", "3"} and top[0].score is not None
+        assert {r.key for r in top if r.score is not None} <= {"1", "2", "3"}
+        assert all(r.score is None for r in top if r.key == "4")
+    # The store ranks with the memory's own embedder, as recall does: another one is refused.
+    with pytest.raises(InvalidInputError, match="memory's own embedder"):
+        CommonplaceStore(memory, index={"dims": 32, "embed": DeterministicFakeEmbedding(size=32)})
+    with pytest.raises(EmbedderMismatchError, match="dims"):
+        CommonplaceStore(memory, index={"dims": 16, "fields": ["text"]})
 
 
 def test_ttl_expires_refreshes_and_sweeps(memory: Memory, clock: ManualClock) -> None:
@@ -258,11 +261,11 @@ def test_bad_input_is_refused_and_changes_nothing(
 
 def test_bad_store_configs_are_refused(memory: Memory) -> None:
     with pytest.raises(InvalidInputError, match="dims"):
-        CommonplaceStore(memory, index={"dims": 0, "embed": DeterministicFakeEmbedding(size=2)})
-    with pytest.raises(InvalidInputError, match="embed"):
-        CommonplaceStore(memory, index={"dims": 8})
+        CommonplaceStore(memory, index={"dims": 0, "fields": ["text"]})
+    with pytest.raises(InvalidTypeError, match="fields"):
+        CommonplaceStore(memory, index=cast(Any, {"fields": "text"}))
     with pytest.raises(InvalidInputError, match="TTLConfig"):
-        CommonplaceStore(memory, ttl={"default_tll": 5})  # type: ignore[typeddict-unknown-key]
+        CommonplaceStore(memory, ttl=cast(Any, {"default_tll": 5}))
     with pytest.raises(InvalidInputError, match="positive"):
         CommonplaceStore(memory, ttl={"default_ttl": -1})
     with pytest.raises(InvalidNamespaceError):

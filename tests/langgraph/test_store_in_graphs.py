@@ -3,7 +3,7 @@ InjectedStore tools and the Runtime."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
@@ -35,7 +35,7 @@ def test_nodes_reach_the_store_by_get_store_and_runtime(
 
     builder = StateGraph(MessagesState)
     builder.add_node("write", write)
-    builder.add_node("read", read)
+    builder.add_node("read", cast(Any, read))
     builder.add_edge(START, "write")
     builder.add_edge("write", "read")
     builder.add_edge("read", END)
@@ -56,7 +56,9 @@ def test_an_injected_store_tool_in_a_tool_node(store: CommonplaceStore) -> None:
         store.put(("prefs",), "colour", {"colour": colour})
         return "saved"
 
-    assert set(save_colour.tool_call_schema.model_json_schema()["properties"]) == {"colour"}
+    assert set(cast(Any, save_colour.tool_call_schema).model_json_schema()["properties"]) == {
+        "colour"
+    }
     builder = StateGraph(MessagesState)
     builder.add_node("tools", ToolNode([save_colour]))
     builder.add_edge(START, "tools")

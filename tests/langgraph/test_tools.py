@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.store.memory import InMemoryStore
-from lg_helpers import ScriptedModel, assert_notes_only_from_users
+from lg_helpers import ScriptedModel, assert_notes_only_from_users, note_texts, notes
 
-from commonplace import Memory, Scope
+from commonplace import Memory, Role, Scope
 from commonplace.errors import InvalidInputError, InvalidScopeError
 from commonplace_langgraph import CommonplaceSaver, CommonplaceStore, memory_tools
 
-ANA = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
-BOB = {"configurable": {"thread_id": "t2", "user_id": "bob"}}
+ANA: RunnableConfig = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
+BOB: RunnableConfig = {"configurable": {"thread_id": "t2", "user_id": "bob"}}
 
 
 def tool_graph(store: Any, saver: Any = None, **options: Any) -> Any:
@@ -37,7 +38,7 @@ def call(graph: Any, config: Any, name: str, **args: Any) -> str:
 
 
 def test_the_runtime_is_hidden_from_the_schema() -> None:
-    schemas = {t.name: t.tool_call_schema.model_json_schema() for t in memory_tools()}
+    schemas = {t.name: cast(Any, t.tool_call_schema).model_json_schema() for t in memory_tools()}
     assert {name: set(s["properties"]) for name, s in schemas.items()} == {
         "remember": {"text"},
         "recall": {"query"},
@@ -53,8 +54,10 @@ def test_remember_recall_forget(store: CommonplaceStore, memory: Memory) -> None
     key = saved.split()[-1].rstrip(".")
     item = store.get(("memories", "ana"), key)
     assert item is not None and item.value["source"] == "assistant"
-    # What the assistant saved is a store item, never a note.
-    assert memory.count("note", scope="ana") == 1
+    # What the assistant saved is a memory whose evidence says a tool put it there.
+    assert memory.count("note", scope="ana") == 2
+    saved_note = next(r for r in notes(memory, "ana") if "Portuguese" in r.text)
+    assert [e.role for e in memory.explain(saved_note.id).episodes()] == [Role.TOOL]
     assert_notes_only_from_users(memory, "ana")
     found = call(graph, ANA, "recall", query="Rita sister Portuguese")
     assert "Rita is a nurse" in found and "Prefers answers in Portuguese" in found
@@ -65,6 +68,7 @@ def test_remember_recall_forget(store: CommonplaceStore, memory: Memory) -> None
     assert note_id.startswith("nt_")
     assert call(graph, ANA, "forget", memory_id=note_id).startswith(f"Forgot {note_id}")
     assert memory.count("note", scope="ana") == 0
+    assert memory.count("episode", scope="ana") == 0  # forgotten with its evidence
     assert call(graph, ANA, "recall", query="Rita") == "Nothing remembered about that."
     assert "No memory" in call(graph, ANA, "forget", memory_id="nt_doesnotexist")
 
@@ -80,7 +84,7 @@ def test_tools_keep_users_apart(store: CommonplaceStore, memory: Memory) -> None
     saved_key = ana.split("[")[2].split("]")[0]
     assert "No memory" in call(graph, BOB, "forget", memory_id=note_id)
     assert "No memory" in call(graph, BOB, "forget", memory_id=saved_key)
-    assert memory.count("note", scope="ana") == 1
+    assert memory.count("note", scope="ana") == 2
     assert store.get(("memories", "ana"), saved_key) is not None
 
 
@@ -96,7 +100,7 @@ def test_tools_need_a_user_and_real_input(store: CommonplaceStore) -> None:
     anonymous = {"configurable": {"thread_id": "t3"}}
     with pytest.raises(InvalidScopeError, match="per user"):
         call(graph, anonymous, "remember", text="x")
-    with pytest.raises(InvalidInputError, match="need a store"):
+    with pytest.raises(InvalidInputError, match="need a memory or a store"):
         call(tool_graph(None), ANA, "remember", text="x")
     assert "needs the text" in call(graph, ANA, "remember", text="   ")
     assert "at most" in call(graph, ANA, "remember", text="x" * 5000)
@@ -130,7 +134,9 @@ def test_a_react_agent_using_the_tools_never_turns_its_words_into_notes(
     builder.add_edge("tools", "agent")
     graph = builder.compile(checkpointer=saver, store=store)
     graph.invoke({"messages": [HumanMessage("My brother is visiting next week.")]}, ANA)
-    assert saver.memory.count("note", scope="ana") == 1
+    # the user's turn, and the fact the agent saved on purpose; never the agent's reply
+    texts = note_texts(saver.memory, "ana")
+    assert len(texts) == 2 and not any("I will remember" in t for t in texts)
     assert_notes_only_from_users(saver.memory, "ana")
     saved = store.search(("memories", "ana"), query="Tom Paris")
     assert saved[0].value["source"] == "assistant"

@@ -98,6 +98,21 @@ class ScriptedLLM:
         return _Scripted(replies=list(replies), prompts=[])
 
 
+def counting_llm() -> Any:
+    """LlamaIndex's ``MockLLM`` (it echoes its prompt), recording every completion prompt."""
+    from llama_index.core.bridge.pydantic import Field
+    from llama_index.core.llms import MockLLM
+
+    class _Counting(MockLLM):
+        prompts: list[str] = Field(default_factory=list)
+
+        def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+            self.prompts.append(prompt)
+            return super().complete(prompt, formatted, **kwargs)  # acomplete comes here too
+
+    return _Counting(max_tokens=None)
+
+
 def message_texts(messages: Sequence[Any]) -> list[str]:
     return [str(m.content or "") for m in messages]
 

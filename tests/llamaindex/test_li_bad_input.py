@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from llama_index.core.llms import ChatMessage
@@ -99,8 +99,9 @@ def test_an_overlong_query_from_the_conversation_is_shortened_not_refused(store:
     for fact in ("My sister Rita teaches maths.", "I have a cat.", "I swim.", "I cook."):
         store.write(fact, scope="ana")
     memory = CommonplaceMemory.from_defaults(store, user_id="ana")
-    pasted = "blah " * Config().max_query_chars + "Where does my sister Rita teach?"
-    assert "Rita" in str(memory.get(input=pasted)[0].content)
+    pasted = "blah " * (Config().max_query_chars // 4) + "Where does my sister Rita teach?"
+    memory.put(ChatMessage(role="user", content=pasted))
+    assert "Rita" in str(memory.get()[0].content)
 
 
 def test_a_closed_store_is_a_clear_error(db_url: str, clock: ManualClock) -> None:
@@ -148,4 +149,4 @@ def test_the_writer_wants_a_llama_index_llm() -> None:
 def test_every_error_is_a_commonplace_error(store: Memory) -> None:
     for bad in ({}, {"user_id": 1}, {"user_id": "a", "top_k": -1}):
         with pytest.raises(CommonplaceError):
-            CommonplaceMemory.from_defaults(store, **bad)  # type: ignore[arg-type]
+            CommonplaceMemory.from_defaults(store, **cast(Any, bad))

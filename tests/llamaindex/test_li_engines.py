@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from li_support import assert_firewall, notes_of
+from li_support import assert_firewall, counting_llm, notes_of
 from llama_index.core.chat_engine import CondensePlusContextChatEngine, SimpleChatEngine
 from llama_index.core.llms import ChatMessage, MessageRole, MockLLM
 from llama_index.core.llms.mock import MockLLMWithChatMemoryOfLastCall
@@ -51,7 +51,7 @@ def test_simple_chat_engine_remembers_across_sessions_and_processes(
     clock.advance(days=1)
     with Memory(db_url, clock=clock) as store:  # a new process on the same file
         tuesday = CommonplaceMemory.from_defaults(store, user_id="ana", session_id="tuesday")
-        llm = MockLLMWithChatMemoryOfLastCall()
+        llm = MockLLMWithChatMemoryOfLastCall(max_tokens=None)
         engine = SimpleChatEngine.from_defaults(llm=llm, memory=tuesday)
         engine.chat("Who do I live with?")
 
@@ -106,14 +106,39 @@ def test_condense_plus_context_with_commonplace_as_memory_and_retriever(store: M
     assert first.source_nodes, "the retriever found nothing"
     assert all(n.node.metadata["kind"] == "note" for n in first.source_nodes)
     assert "partner Joana" in first.source_nodes[0].node.get_content()
-    # The echo shows what the model was given: the compiled memory and the context.
-    assert "<memory>" in first.response and "partner Joana" in first.response
+    # The echo shows what the model was given. On the first turn the session has no
+    # history yet: the user's memory comes as the retriever's context alone.
+    assert "partner Joana" in first.response and "<memory>" not in first.response
 
     second = asyncio.run(engine.achat("What does my sister Rita teach?"))
     assert any("Rita" in n.node.get_content() for n in second.source_nodes)
+    assert "<memory>" in second.response  # with a conversation, the compiled memory too
     assert [m.role for m in memory.get_all()] == [MessageRole.USER, MessageRole.ASSISTANT] * 2
     assert store.count(Kind.NOTE, scope="ana") == len(FACTS) + 2
     assert_firewall(store, "ana", forbidden=["Zebra", "codename", "context information"])
+
+
+CONDENSE_MARK = "standalone question"
+
+
+def test_no_condense_call_on_a_first_turn(store: Memory) -> None:
+    """The memory used to answer every get() with a system message, so the engine
+    condensed the question (one more model call) on every turn, from the first."""
+    earlier = CommonplaceMemory.from_defaults(store, user_id="ana", session_id="earlier")
+    earlier.put_messages([ChatMessage(role="user", content=f) for f in FACTS])
+    earlier.flush()
+
+    llm = counting_llm()
+    memory = CommonplaceMemory.from_defaults(store, user_id="ana", session_id="now")
+    engine = CondensePlusContextChatEngine.from_defaults(
+        retriever=CommonplaceRetriever(store, scope="ana"), llm=llm, memory=memory
+    )
+    first = engine.chat("Who is my partner?")
+    assert not [p for p in llm.prompts if CONDENSE_MARK in p]
+    assert "partner Joana" in first.response  # the retriever brought the memory along
+    asyncio.run(engine.achat("And what does my sister teach?"))
+    # a follow-up has a conversation to be condensed with: that call is the engine's own
+    assert len([p for p in llm.prompts if CONDENSE_MARK in p]) == 1
 
 
 def test_retriever_query_engine_answers_from_notes(store: Memory) -> None:

@@ -39,6 +39,15 @@ def test_agent_example_recalls_the_first_session(tmp_path: Path) -> None:
         assert_firewall(store, "ana", forbidden=["sunny", "24°C", "remember"])
 
 
+def test_a_prebuilt_agent_gains_memory_from_one_object(tmp_path: Path) -> None:
+    system = asyncio.run(example("llamaindex_prebuilt_agent")["main"](tmp_path / "memory.db"))
+    assert "<memory>" in system and "partner Joana" in system  # Monday, on Friday
+    assert "weather" not in system  # never the question being answered
+    with Memory(f"sqlite:///{tmp_path / 'memory.db'}") as store:
+        assert len(notes_of(store, "ana")) == 2  # Monday's statement and Friday's question
+        assert_firewall(store, "ana", forbidden=["Ines", "cousin", "Sunny"])
+
+
 def test_memory_block_example_puts_notes_in_the_template(tmp_path: Path) -> None:
     system = asyncio.run(example("llamaindex_memory_block")["main"](tmp_path / "memory.db"))
     assert "<persona>" in system and "<commonplace>" in system
@@ -49,7 +58,13 @@ def test_memory_block_example_puts_notes_in_the_template(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(
-    "name", ["llamaindex_chat_engine", "llamaindex_agent", "llamaindex_memory_block"]
+    "name",
+    [
+        "llamaindex_chat_engine",
+        "llamaindex_agent",
+        "llamaindex_prebuilt_agent",
+        "llamaindex_memory_block",
+    ],
 )
 def test_each_example_runs_as_a_script(tmp_path: Path, name: str) -> None:
     out = subprocess.run(

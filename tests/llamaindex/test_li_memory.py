@@ -104,7 +104,9 @@ def test_the_profile_card_reaches_the_model(store: Memory) -> None:
     card = store.recall("anything", scope="ana").profile
     assert card  # the core keeps a card once there are enough notes
 
-    system = str(make(store).get(input="What should I cook tonight?")[0].content)
+    memory = make(store)
+    memory.put(user("What should I cook tonight?"))
+    system = str(memory.get()[0].content)
 
     for line in card.splitlines():
         assert line in system
@@ -179,7 +181,9 @@ def test_set_replaces_the_history_without_writing_and_reset_keeps_the_notes(
     memory.reset()
     assert memory.get_all() == []
     assert len(notes_of(store, "ana")) == 1
-    assert "partner Joana" in str(memory.get(input="partner")[0].content)
+    assert memory.get(input="partner") == []  # memory comes with a conversation
+    memory.put(user("Who is my partner?"))
+    assert "partner Joana" in str(memory.get()[0].content)
 
 
 def test_chat_history_given_to_from_defaults_is_not_written(store: Memory) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from li_support import assert_firewall, evidence_of, llama_memory, notes_of
@@ -67,6 +67,17 @@ def test_get_returns_the_compiled_memory_in_the_template(store: Memory) -> None:
     assert system.role is MessageRole.SYSTEM
     assert "<commonplace>" in str(system.content)  # the block's name in Memory's template
     assert "partner Joana" in str(system.content)
+    # one <memory> element, LlamaIndex's: ours is not nested inside it
+    assert str(system.content).count("<memory>") == 1
+
+
+def test_a_block_with_nothing_to_recall_adds_nothing(store: Memory) -> None:
+    async def scenario() -> list[ChatMessage]:
+        async with llama_memory([block_for(store, "nobody")], session_id="s") as memory:
+            await memory.aput(ChatMessage(role="user", content="Hello there!"))
+            return list(await memory.aget())
+
+    assert all("<commonplace>" not in str(m.content) for m in asyncio.run(scenario()))
 
 
 def test_other_users_notes_never_reach_the_block(store: Memory) -> None:
@@ -95,12 +106,9 @@ def test_truncation_drops_whole_lines_from_the_least_important(store: Memory) ->
 
     assert shrunk is not None and len(count(shrunk)) <= full - full // 3
     lines, kept = text.split("\n"), shrunk.split("\n")
-    assert kept[0] == lines[0] and kept[-1] == lines[-1]  # the delimiters stay
-    assert kept == [line for line in lines if line in kept]  # whole lines, same order
-    assert kept[:-1] == lines[: len(kept) - 1]  # the bottom went first
-    for i, line in enumerate(kept[:-1]):
-        if line.endswith(":"):  # every title left ("Profile:", "Recent notes:") heads something
-            assert not kept[i + 1].endswith(":") and kept[i + 1] != kept[-1], shrunk
+    assert kept[0] == lines[0]  # the preamble stays
+    assert kept == lines[: len(kept)]  # whole lines, in order: the bottom went first
+    assert not kept[-1].endswith(":")  # no title is left heading nothing
 
 
 def test_truncation_gives_up_whole_when_nothing_fits(store: Memory) -> None:
@@ -109,13 +117,15 @@ def test_truncation_gives_up_whole_when_nothing_fits(store: Memory) -> None:
     assert asyncio.run(block.atruncate(text, len(get_tokenizer()(text)))) is None
     assert asyncio.run(block.atruncate(text, 0)) == text
     assert shrink_block("<memory>\nno entries\n</memory>", target=1, tokenizer=str.split) is None
+    assert shrink_block("Preamble.\nRecent notes:\n- a b c", target=2, tokenizer=str.split) is None
 
 
 @pytest.mark.parametrize("priority", [0, 1])
 def test_memory_honours_the_block_priority(store: Memory, priority: int) -> None:
     question = ChatMessage(role="user", content="Porto partner Joana sister Rita")
     block = block_for(store, priority=priority)
-    filler = StaticMemoryBlock(name="filler", static_content="padding " * 40, priority=0)
+    padding = cast(Any, "padding " * 40)  # StaticMemoryBlock takes a str too
+    filler = StaticMemoryBlock(name="filler", static_content=padding, priority=0)
 
     async def scenario() -> tuple[str, str]:
         await block.aput([ChatMessage(role="user", content=f) for f in FACTS])

@@ -388,7 +388,7 @@ def race(
                 found = memory.recall(
                     turn_text(rng), scope=rng.choice(SCOPES), top_k=rng.randint(1, 8)
                 )
-                log.touched.update(i.record.id for i in found.items if i.score.gate > 0)
+                log.touched.update(found.retrieved)
                 if found.included:
                     recalls.append(found)
             elif roll < 0.85 and recalls:
@@ -468,7 +468,8 @@ def race_problems(path: Path | str, log: RaceLog) -> list[str]:
     finally:
         db.close()
     for rid, (kind, access, used, ignored) in counters.items():
-        want = (log.touched[rid] + log.merged[rid], log.used[rid], log.ignored[rid])
+        # frequency is earned by use: a merge counts no access
+        want = (log.touched[rid], log.used[rid], log.ignored[rid])
         got = (access, used, ignored)
         # A procedure is rewritten whole when a new request confirms it; a count that lands
         # on it during that very rewrite can be lost (see docs/guarantees.md, known limits),

@@ -68,9 +68,14 @@ CARD_LABELS = (
     "Life events:",
     "Voice:",
     "Open threads:",
+    "Preferences:",
     "Earlier in this thread:",
 )
-ENTRY = re.compile(r"- \[\d{4}-\d{2}-\d{2}\] \S")
+# a record is one "- " line under the heading of the day it was written ("8 May 2023:");
+# user text never starts a line, so it can pose as neither
+ENTRY = re.compile(r"- \S")
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+DAY = re.compile(rf"\d{{1,2}} (?:{_MONTHS}) \d{{4}}:$")
 
 
 def skeleton(text: str) -> str:
@@ -104,7 +109,7 @@ def structure_problems(text: str) -> list[str]:
         elif section == "Disagreements:":
             if not line.startswith("! "):
                 problems.append(f"a disagreement line without its mark: {line!r}")
-        elif section is None or not ENTRY.match(line):
+        elif section is None or not (ENTRY.match(line) or DAY.match(line)):
             problems.append(f"a line that is not a quoted entry: {line!r}")
     return problems
 

@@ -25,4 +25,4 @@ def test_the_migration_example(weaviate_server: WeaviateTarget) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert "verified: every count matches" in done.stdout
     assert "MISMATCH" not in done.stdout
-    assert done.stdout.count("(same ranking: True)") == 3
+    assert done.stdout.count("(same context: True)") == 3

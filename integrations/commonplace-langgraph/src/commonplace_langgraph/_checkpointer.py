@@ -10,9 +10,18 @@ ever written to memory from here, so an assistant reply can never become a note.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
-from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
+import inspect
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Generator,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +83,7 @@ class CommonplaceSaver(BaseCheckpointSaver[Any]):
             )
         rule = ScopeRule(user_key=user_key, agent=agent)
         schema = LEDGER_SCHEMA if saver is not None else (*CHECKPOINT_SCHEMA, *LEDGER_SCHEMA)
+        self._schema = schema
         self._db = Database(adapter_path(memory, path), schema=schema)
         try:
             inner = saver if saver is not None else SQLiteCheckpoints(self._db, serde=serde)
@@ -87,20 +97,40 @@ class CommonplaceSaver(BaseCheckpointSaver[Any]):
         self._owns_memory = False
 
     @classmethod
-    @contextlib.contextmanager
-    def from_url(cls, url: str | None = None, **options: Any) -> Iterator[CommonplaceSaver]:
-        """Open a Memory at ``url`` and a saver on it; both are closed on exit."""
-        memory = Memory(url)
-        try:
-            saver = cls(memory, **options)
-        except BaseException:
-            memory.close()
-            raise
-        saver._owns_memory = True
-        try:
-            yield saver
-        finally:
-            saver.close()
+    def from_conn_string(cls, conn_string: str | None = None, **options: Any) -> SaverOpening:
+        """Open a Memory at ``conn_string`` and a saver on it, both closed on exit.
+
+        As with LangGraph's ``SqliteSaver.from_conn_string`` / ``AsyncSqliteSaver``'s, use
+        it with ``with`` or with ``async with``::
+
+            with CommonplaceSaver.from_conn_string("sqlite:///memory.db") as checkpointer:
+                graph = builder.compile(checkpointer=checkpointer)
+
+        ``conn_string`` is a commonplace store URL or an SQLite file path (``":memory:"``
+        too); without it, the default store. ``options`` go to :class:`CommonplaceSaver`.
+        """
+        return SaverOpening(cls, conn_string, options)
+
+    @classmethod
+    def from_url(cls, url: str | None = None, **options: Any) -> SaverOpening:
+        """The same as :meth:`from_conn_string`."""
+        return SaverOpening(cls, url, options)
+
+    def setup(self) -> SetupDone:
+        """Create the saver's tables if they are missing (a new saver already has them).
+
+        Safe to call again. As with LangGraph's savers, ``saver.setup()`` and ``await
+        saver.setup()`` both work; a wrapped saver with an async ``setup`` (an
+        ``AsyncSqliteSaver``, say) is set up when awaited.
+        """
+        self._db.create(self._schema)
+        inner = getattr(self._inner, "setup", None)
+        if not callable(inner) or isinstance(self._inner, SQLiteCheckpoints):
+            return SetupDone(None)
+        if inspect.iscoroutinefunction(inner):
+            return SetupDone(inner)
+        inner()
+        return SetupDone(None)
 
     def close(self) -> None:
         """Close the adapter's tables (and the memory, when ``from_url`` opened it)."""
@@ -287,3 +317,59 @@ class CommonplaceSaver(BaseCheckpointSaver[Any]):
 
 def _overrides(cls: type, method: str) -> bool:
     return getattr(cls, method, None) is not getattr(BaseCheckpointSaver, method, None)
+
+
+class SaverOpening:
+    """What :meth:`CommonplaceSaver.from_conn_string` returns: a sync and async context manager."""
+
+    def __init__(
+        self, cls: type[CommonplaceSaver], url: str | None, options: Mapping[str, Any]
+    ) -> None:
+        if url is not None and not isinstance(url, str):
+            raise InvalidTypeError(
+                f"conn_string must be a store URL or a file path, not {type(url).__name__}"
+            )
+        self._cls = cls
+        self._url = url
+        self._options = dict(options)
+        self._saver: CommonplaceSaver | None = None
+
+    def _open(self) -> CommonplaceSaver:
+        if self._saver is not None:
+            raise InvalidInputError("this from_conn_string(...) was entered already; call it again")
+        memory = Memory(self._url)
+        try:
+            saver = self._cls(memory, **self._options)
+        except BaseException:
+            memory.close()
+            raise
+        saver._owns_memory = True
+        self._saver = saver
+        return saver
+
+    def _close(self) -> None:
+        if self._saver is not None:
+            self._saver.close()
+
+    def __enter__(self) -> CommonplaceSaver:
+        return self._open()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._close()
+
+    async def __aenter__(self) -> CommonplaceSaver:
+        return self._open()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._close()
+
+
+class SetupDone:
+    """The result of :meth:`CommonplaceSaver.setup`: already done, and awaitable."""
+
+    def __init__(self, pending: Callable[[], Awaitable[Any]] | None) -> None:
+        self._pending = pending
+
+    def __await__(self) -> Generator[Any, None, None]:
+        if self._pending is not None:
+            yield from self._pending().__await__()

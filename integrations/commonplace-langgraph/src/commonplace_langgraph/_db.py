@@ -71,12 +71,16 @@ class Database:
                     # The core already put the file in WAL mode; this is for path=... files.
                     self._db.execute("PRAGMA journal_mode = WAL")
                     self._db.execute("PRAGMA synchronous = NORMAL")
-            with self.transaction() as db:
-                for statement in schema:
-                    db.execute(statement)
+            self.create(schema)
         except BaseException:
             self._db.close()
             raise
+
+    def create(self, schema: Sequence[str]) -> None:
+        """Run ``CREATE ... IF NOT EXISTS`` statements, all or none."""
+        with self.transaction() as db:
+            for statement in schema:
+                db.execute(statement)
 
     @contextlib.contextmanager
     def _translate(self) -> Iterator[None]:

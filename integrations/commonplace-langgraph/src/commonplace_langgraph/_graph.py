@@ -1,6 +1,10 @@
-"""Adding the memory nodes to a user's StateGraph without touching the user's nodes.
+"""Adding the memory nodes to a user's graph without touching the user's nodes.
 
-Only edges move. ``before=X`` reroutes every edge into X (plain, waiting and
+A ``StateGraph`` is changed in place; a compiled graph (``builder.compile()``, LangGraph's
+prebuilt agents, LangChain's ``create_agent``) is rebuilt from a copy of the builder it
+was compiled from and compiled again with the same checkpointer, store, cache,
+interrupts, name and stream transformers, and the original is left as it was. Only edges
+move. ``before=X`` reroutes every edge into X (plain, waiting and
 conditional) through the recall node; ``after=Y`` takes Y's outgoing edges and
 conditional branches, hangs them off the last memory node, and links Y to the note
 node. ``Command(goto=...)`` and ``Send`` targets chosen inside a node at run time cannot
@@ -9,11 +13,14 @@ be rerouted from outside, and are left as they are.
 
 from __future__ import annotations
 
+import copy
 import itertools
-from typing import Any, cast
+from collections import defaultdict
+from typing import Any, cast, overload
 
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
 from commonplace import Memory
 from commonplace.errors import InvalidInputError, InvalidTypeError
@@ -25,8 +32,9 @@ NOTES = "commonplace_notes"
 CONSOLIDATE = "commonplace_consolidate"
 
 
+@overload
 def add_memory_nodes(
-    builder: StateGraph[Any, Any, Any, Any],
+    graph: CompiledStateGraph[Any, Any, Any, Any],
     memory: Memory,
     *,
     before: str | None = None,
@@ -38,15 +46,131 @@ def add_memory_nodes(
     agent: str | None = None,
     top_k: int = 10,
     budget_tokens: int | None = None,
-) -> StateGraph[Any, Any, Any, Any]:
+) -> CompiledStateGraph[Any, Any, Any, Any]: ...
+
+
+@overload
+def add_memory_nodes(
+    graph: StateGraph[Any, Any, Any, Any],
+    memory: Memory,
+    *,
+    before: str | None = None,
+    after: str | None = None,
+    consolidate: bool = False,
+    consolidate_every: int = 1,
+    messages_key: str = "messages",
+    user_key: str = "user_id",
+    agent: str | None = None,
+    top_k: int = 10,
+    budget_tokens: int | None = None,
+) -> StateGraph[Any, Any, Any, Any]: ...
+
+
+def add_memory_nodes(
+    graph: StateGraph[Any, Any, Any, Any] | CompiledStateGraph[Any, Any, Any, Any],
+    memory: Memory,
+    *,
+    before: str | None = None,
+    after: str | None = None,
+    consolidate: bool = False,
+    consolidate_every: int = 1,
+    messages_key: str = "messages",
+    user_key: str = "user_id",
+    agent: str | None = None,
+    top_k: int = 10,
+    budget_tokens: int | None = None,
+) -> StateGraph[Any, Any, Any, Any] | CompiledStateGraph[Any, Any, Any, Any]:
     """Add recall before ``before`` and note-writing (and consolidation) after ``after``.
 
-    Call it after your nodes and edges are added and before ``compile()``. Returns the
-    builder. The nodes are named ``commonplace_recall``, ``commonplace_notes`` and
-    ``commonplace_consolidate``.
+    Give it a ``StateGraph`` after your nodes and edges are added and before
+    ``compile()``: it is changed in place and returned. Give it a compiled graph (a
+    prebuilt agent, say: ``agent = add_memory_nodes(create_agent(...), memory,
+    before="model", after="model")``) and it returns a new compiled graph with the same
+    settings. The nodes are named ``commonplace_recall``, ``commonplace_notes`` and
+    ``commonplace_consolidate``. For ``create_agent``, :class:`CommonplaceMiddleware`
+    does the same from inside the agent.
     """
-    if not isinstance(builder, StateGraph):
-        raise InvalidTypeError(f"builder must be a StateGraph, not {type(builder).__name__}")
+    if isinstance(graph, CompiledStateGraph):
+        builder = _copy_builder(graph.builder)
+        _add_nodes(
+            builder,
+            memory,
+            before=before,
+            after=after,
+            consolidate=consolidate,
+            consolidate_every=consolidate_every,
+            messages_key=messages_key,
+            user_key=user_key,
+            agent=agent,
+            top_k=top_k,
+            budget_tokens=budget_tokens,
+        )
+        return builder.compile(
+            checkpointer=graph.checkpointer,
+            store=graph.store,
+            cache=graph.cache,
+            interrupt_before=_interrupts(graph.interrupt_before_nodes),
+            interrupt_after=_interrupts(graph.interrupt_after_nodes),
+            debug=graph.debug,
+            name=graph.name,
+            transformers=graph.stream_transformers or None,
+        )
+    if not isinstance(graph, StateGraph):
+        raise InvalidTypeError(
+            f"add_memory_nodes takes a StateGraph or a graph compiled from one, not "
+            f"{type(graph).__name__}; in a functional-API entrypoint, call memory.recall() "
+            "before the model and memory.write() after it"
+        )
+    _add_nodes(
+        graph,
+        memory,
+        before=before,
+        after=after,
+        consolidate=consolidate,
+        consolidate_every=consolidate_every,
+        messages_key=messages_key,
+        user_key=user_key,
+        agent=agent,
+        top_k=top_k,
+        budget_tokens=budget_tokens,
+    )
+    return graph
+
+
+def _interrupts(nodes: Any) -> Any:
+    if nodes == "*":
+        return "*"
+    return list(nodes) if nodes else None
+
+
+def _copy_builder(builder: StateGraph[Any, Any, Any, Any]) -> StateGraph[Any, Any, Any, Any]:
+    """A builder that can be changed without changing the one a compiled graph came from."""
+    new = copy.copy(builder)
+    new.nodes = dict(builder.nodes)
+    new.edges = set(builder.edges)
+    new.waiting_edges = set(builder.waiting_edges)
+    new.branches = defaultdict(dict, {k: dict(v) for k, v in builder.branches.items()})
+    new.channels = dict(builder.channels)
+    new.managed = dict(builder.managed)
+    new.schemas = dict(builder.schemas)
+    new.compiled = False
+    return new
+
+
+def _add_nodes(
+    builder: StateGraph[Any, Any, Any, Any],
+    memory: Memory,
+    *,
+    before: str | None,
+    after: str | None,
+    consolidate: bool,
+    consolidate_every: int,
+    messages_key: str,
+    user_key: str,
+    agent: str | None,
+    top_k: int,
+    budget_tokens: int | None,
+) -> None:
     if before is None and after is None:
         raise InvalidInputError("name a node: before='model' (recall), after='model' (notes)")
     if consolidate and after is None:
@@ -76,7 +200,6 @@ def add_memory_nodes(
         builder.add_edge(after, chain[0])
         for a, b in itertools.pairwise(chain):
             builder.add_edge(a, b)
-    return builder
 
 
 def _reroute_into(builder: StateGraph[Any, Any, Any, Any], target: str, via: str) -> None:

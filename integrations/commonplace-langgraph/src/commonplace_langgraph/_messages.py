@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 _HUMAN_ROLES = frozenset({"human", "user"})
+_MAX_ID_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +65,9 @@ def human_turns(messages: object) -> list[HumanTurn]:
         raw_id = _field(message, "id")
         # add_messages gives every message an id; a channel without that reducer may not,
         # and then the text itself is the identity (as it is for the core's episodes).
-        message_id = (
-            str(raw_id)
-            if raw_id
-            else "text:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        )
+        message_id = str(raw_id) if raw_id else "text:" + _digest(text)
+        if len(message_id) > _MAX_ID_CHARS:  # the core's key is at most 256 characters
+            message_id = "id:" + _digest(message_id)
         turns.append(HumanTurn(message_id, text))
     return turns
 
@@ -102,7 +101,29 @@ def ends_a_turn(messages: object) -> bool:
     last = last_message(messages)
     if isinstance(last, BaseMessage):
         return last.type == "ai" and not getattr(last, "tool_calls", None)
+    if isinstance(last, Mapping):
+        role = last.get("role", last.get("type"))
+        return role in ("ai", "assistant") and not last.get("tool_calls")
     return False
+
+
+def settled(messages: object) -> list[object]:
+    """The messages of every turn that has been answered.
+
+    A turn is answered once the assistant replied without calling a tool; until then its
+    human messages are the question being worked on, and are left out. Writing them only
+    once answered is what keeps a question from being recalled as its own memory, by the
+    recall node, the middleware or the recall tool, whatever the durability mode.
+    """
+    if not isinstance(messages, (list, tuple)):
+        return []
+    if ends_a_turn(messages):
+        return list(messages)
+    return list(messages[: len(messages) - len(current_turn(messages))])
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _field(message: object, name: str) -> Any:

@@ -8,17 +8,18 @@ the nodes, the checkpointer, or both, and the episodes are the same.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import RemoveMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from commonplace import Memory
+from commonplace import Memory, Scope, Turn
 from commonplace.errors import InvalidInputError, InvalidTypeError
 
 from ._messages import (
+    HumanTurn,
     count_human,
     current_turn,
     ends_a_turn,
@@ -120,36 +121,61 @@ class RecallNode(_MemoryNode):
 
 
 class NoteNode(_MemoryNode):
-    """Writes the user's latest turn to memory (notes come from user turns only).
+    """Writes the user's turn to memory once it is answered (notes come from user turns only).
 
-    It writes the human messages of the current turn (earlier turns were written when
-    they were current, and rewriting them would bring back what ``forget`` removed).
-    Writing the same turn again is a no-op (the core keys episodes by scope, role and
-    text), so the node can run after every model call. Assistant, tool and system
-    messages are never written.
+    It runs after the model and writes the human messages of the current turn when the
+    model's reply ends the turn (it calls no tool). While a tool loop is still working on
+    the question, nothing is written, so the recall tool (or a recall node on the next
+    model call) never finds the question as its own memory. Each message is written with
+    its message id as the core's ``key``: the same message twice is one episode, two
+    identical messages are two, and a message the checkpointer already tapped is not
+    written again. Earlier turns were written when they were current (rewriting them
+    would bring back what ``forget`` removed). Assistant, tool and system messages are
+    never written.
     """
 
     def __call__(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        turns = human_turns(current_turn(self._messages(state)))
+        messages = self._messages(state)
+        if not ends_a_turn(messages):
+            return {}
+        turns = human_turns(current_turn(messages))
         if not turns:
             return {}
-        scope = self.rule.write_scope(config)
-        batch = []
-        for turn in turns:
-            try:
-                batch.append(
-                    self.memory.turn(
-                        turn.text,
-                        role="user",
-                        scope=scope,
-                        meta={"source": "langgraph", "message_id": turn.message_id},
-                    )
-                )
-            except InvalidInputError:
-                continue  # an empty or oversized message is not memory; the graph goes on
-        if batch:
-            self.memory.write_many(batch)
+        write_turns(self.memory, turns, scope=self.rule.write_scope(config), config=config)
         return {}
+
+
+def write_turns(
+    memory: Memory, turns: Sequence[HumanTurn], *, scope: Scope, config: Mapping[str, Any] | None
+) -> None:
+    """Write human turns as user turns keyed by message id, skipping what memory refuses."""
+    batch = turn_batch(memory, turns, scope=scope, config=config)
+    if batch:
+        memory.write_many(batch)
+
+
+def turn_batch(
+    memory: Memory, turns: Sequence[HumanTurn], *, scope: Scope, config: Mapping[str, Any] | None
+) -> list[Turn]:
+    """Human turns as validated user turns (key: the message id), without what is refused."""
+    thread = _configurable(config).get("thread_id")
+    meta: dict[str, Any] = {"source": "langgraph"}
+    if thread is not None:
+        meta["thread_id"] = str(thread)
+    batch = []
+    for turn in turns:
+        try:
+            batch.append(
+                memory.turn(turn.text, role="user", scope=scope, meta=meta, key=turn.message_id)
+            )
+        except InvalidInputError:
+            continue  # an empty or oversized message is not memory; the graph goes on
+    return batch
+
+
+def _configurable(config: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    found = (config or {}).get("configurable") or {}
+    return found if isinstance(found, Mapping) else {}
 
 
 class ConsolidationNode(_MemoryNode):

@@ -1,33 +1,45 @@
-"""CommonplaceStore: a LangGraph ``BaseStore`` whose search is commonplace's recall ranking.
+"""CommonplaceStore: a LangGraph ``BaseStore`` that is a view over a commonplace Memory.
 
-Items live in the adapter's own tables in the memory's SQLite file (namespace, key, JSON
-value, timestamps, TTL, access statistics, one vector per indexed field). A search with a
-query takes the items under the namespace prefix that pass the filter, finds each one's
-best cosine similarity to the query (numpy, over that prefix only), and ranks them with
-the same four signals as ``Memory.recall``: semantic, recency of last access, frequency
-of retrieval and importance (an item's numeric ``importance`` field, else 0.5).
-``SearchItem.score`` is that total; a retrieval counts as an access.
+There is no storage of its own: every item is a record of the memory, on whatever
+backend the memory uses (its SQLite file, Weaviate ...).
 
-Without an ``index`` config the memory's own embedder indexes whole values (for the
-``"$"`` path: the value's string leaves, not its JSON syntax), so search ranks out of the
-box; ``index={"dims": ..., "embed": <any LangChain Embeddings>,
-"fields": [...]}`` works as in LangGraph's stores. Expired items are deleted at the start
-of every batch (there is no background thread) and are never returned.
+- ``put`` writes through the memory: the item becomes a note (``Memory.put_note``) with
+  an episode as its evidence, in the scope of its namespace (``("memories", "ana")`` is
+  ``Scope(user="ana")``, see :meth:`CommonplaceStore.namespace_for`). A new value
+  supersedes the previous version, which keeps its history. From then on the item lives
+  like any memory: recalled, strengthened by use, promoted, consolidated, decayed,
+  forgotten. ``delete`` is ``Memory.forget`` (every version, with its evidence).
+- ``search(query=...)`` is the memory's recall: ``Memory.recall`` for the scope of the
+  namespace (one recall per scope when a prefix spans several users), its ranking and
+  its scores (``SearchItem.score`` is the four-signal total), on the backend's own
+  vector and keyword search. It returns what the recall shows (what it finds unrelated
+  to the query is left out, where ``InMemoryStore`` would rank everything), and the
+  items it returns count as used (frequency, recency).
+  What the memory wrote itself is in the view too: ``store.search(("memories", "ana"),
+  query=...)`` finds the notes ``memory.recall(..., scope="ana")`` finds (their key is
+  the record id, their value its text, kind, tier, importance and provenance).
+- ``get``, ``search`` without a query, filters, paging, ``list_namespaces`` and TTL have
+  LangGraph's ``InMemoryStore`` semantics. A TTL counts from the item's put, or from its
+  last use when ``refresh_on_read`` (a read with ``refresh_ttl``, a retrieval by search
+  or recall). Expired items are never returned; they are forgotten when a read meets
+  them, by :meth:`CommonplaceStore.sweep_ttl`, and every ``sweep_interval_minutes`` if
+  the TTL config sets one (there is no background thread).
+
+The index config picks what is indexed (``{"fields": ["text"]}``; the whole value's
+text by default); the embedding is always the memory's own embedder, so the store and
+recall rank alike (open the Memory with another embedder to change it).
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import json
+import contextlib
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
-from pathlib import Path
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime, timedelta
 from typing import Any, cast
 
-import numpy as np
-from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -36,71 +48,53 @@ from langgraph.store.base import (
     ListNamespacesOp,
     MatchCondition,
     Op,
+    PutOp,
     Result,
     SearchItem,
     SearchOp,
     TTLConfig,
-    ensure_embeddings,
     get_text_at_path,
     tokenize_path,
 )
 
-from commonplace import Kind, Memory, Record, Scope, Tags
+from commonplace import Memory, Scope
 from commonplace.errors import (
     EmbedderMismatchError,
     InvalidInputError,
     InvalidTypeError,
+    NotFoundError,
 )
-from commonplace.read import score_candidates
-from commonplace.stores import Candidate
+from commonplace.stores import RecordQuery
 
-from ._db import Database, adapter_path
 from ._filters import matches
+from ._items import (
+    ITEM_KINDS,
+    STORE_SUBJECT,
+    ItemView,
+    fact_for,
+    item_data,
+    item_scope,
+    plain_text,
+    search_scope,
+    under,
+    view,
+)
 from ._namespaces import check_labels, namespace_for, scope_for
 from ._store_ops import Plan, check_ttl_config
 
-STORE_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS langgraph_store (
-        prefix TEXT NOT NULL,
-        key TEXT NOT NULL,
-        value TEXT NOT NULL,
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL,
-        expires_at REAL,
-        ttl_minutes REAL,
-        access_count INTEGER NOT NULL DEFAULT 0,
-        last_access REAL NOT NULL,
-        PRIMARY KEY (prefix, key)
-    ) WITHOUT ROWID""",
-    """CREATE INDEX IF NOT EXISTS langgraph_store_expiry
-        ON langgraph_store (expires_at) WHERE expires_at IS NOT NULL""",
-    """CREATE TABLE IF NOT EXISTS langgraph_store_vectors (
-        prefix TEXT NOT NULL,
-        key TEXT NOT NULL,
-        field TEXT NOT NULL,
-        text TEXT NOT NULL,
-        vector BLOB NOT NULL,
-        PRIMARY KEY (prefix, key, field)
-    ) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS langgraph_store_meta (
-        key TEXT PRIMARY KEY,
-        value TEXT NOT NULL
-    ) WITHOUT ROWID""",
-)
-
-_COLUMNS = "prefix, key, value, created_at, updated_at, access_count, last_access"
-# Items outside the memory prefix still need a scope to be scored as records; it is
-# never used to read or write memory.
-_NO_SCOPE = Scope(agent="langgraph-store")
+_MAX_TOP_K = 1000
+_PAGE_POOL = 100
+_MAX_BUDGET = 1_000_000
+_TOKENS_PER_ITEM = 200  # room in the compiled memory for each record a search asks for
 
 
 class CommonplaceStore(BaseStore):
-    """A LangGraph store on commonplace: namespaces, filters, TTL, four-signal search.
+    """A LangGraph store that is a view over ``memory`` (see the module doc).
 
-    ``memory`` supplies the SQLite file (or give ``path``), the clock, the scoring
-    settings and, without ``index``, the embedder. ``namespace_prefix`` is where the
-    items of memory scopes live (see :meth:`namespace_for`). ``ttl`` is LangGraph's
-    ``TTLConfig`` (``default_ttl`` and ``refresh_on_read`` in minutes).
+    ``namespace_prefix`` is where the memory's own scopes live (``(*prefix, user,
+    ...)``); any other namespace holds items of its own, which no user's recall shows.
+    ``index`` is LangGraph's ``IndexConfig`` (only ``fields`` and a ``dims`` equal to the
+    memory embedder's are accepted); ``ttl`` its ``TTLConfig`` (minutes).
     """
 
     supports_ttl = True
@@ -111,7 +105,6 @@ class CommonplaceStore(BaseStore):
         *,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
-        path: str | Path | None = None,
         namespace_prefix: tuple[str, ...] = ("memories",),
     ) -> None:
         if not isinstance(memory, Memory):
@@ -121,23 +114,11 @@ class CommonplaceStore(BaseStore):
         self.memory = memory
         self.namespace_prefix = check_labels(namespace_prefix, what="namespace_prefix")
         self.ttl_config = check_ttl_config(ttl)
-        self.index_config, self.embeddings, self._fields = _index(memory, index)
-        # Scoring reuses the memory's settings, without the keyword blend: store items
-        # have no keyword index, and a zero keyword score would only scale relevance down.
-        config = memory.config
-        if "keyword_weight" in {f.name for f in dataclasses.fields(config)}:
-            config = dataclasses.replace(config, keyword_weight=0.0)
-        self._score_config = config
-        self._db = Database(adapter_path(memory, path), schema=STORE_SCHEMA)
-        try:
-            self._pin_dims(int(self.index_config["dims"]))
-        except BaseException:
-            self._db.close()
-            raise
+        self._fields = _index_fields(memory, index)
+        self._last_sweep: datetime | None = None
 
     def close(self) -> None:
-        """Close the store's tables (the memory stays open)."""
-        self._db.close()
+        """Nothing to close: the store holds nothing of its own (the memory stays open)."""
 
     def __enter__(self) -> CommonplaceStore:
         return self
@@ -159,330 +140,286 @@ class CommonplaceStore(BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         plan = Plan.of(ops)
-        queries = sorted({op.query for _, op in plan.searches if op.query})
-        query_vectors = {q: self.embeddings.embed_query(q) for q in queries}
-        texts = self._texts_to_embed(plan)
-        vectors = self.embeddings.embed_documents([t for *_, t in texts]) if texts else []
-        return self._run(plan, query_vectors, list(zip(texts, vectors)))
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        plan = Plan.of(ops)
-        queries = sorted({op.query for _, op in plan.searches if op.query})
-        embedded_queries = await asyncio.gather(*(self.embeddings.aembed_query(q) for q in queries))
-        query_vectors = dict(zip(queries, embedded_queries))
-        texts = self._texts_to_embed(plan)
-        vectors = await self.embeddings.aembed_documents([t for *_, t in texts]) if texts else []
-        return await asyncio.to_thread(self._run, plan, query_vectors, list(zip(texts, vectors)))
-
-    def sweep_ttl(self) -> int:
-        """Delete expired items now; returns how many were deleted."""
-        with self._db.transaction() as db:
-            return self._sweep(db, self._now())
-
-    # -- the work ------------------------------------------------------------------------
-
-    def _texts_to_embed(self, plan: Plan) -> list[tuple[str, str, str, str]]:
-        """(prefix, key, field, text) for every indexed field of every value put."""
-        out = []
-        for op in plan.puts.values():
-            if op.value is None or op.index is False:
-                continue
-            paths = self._fields if op.index is None else [(p, tokenize_path(p)) for p in op.index]
-            for path, tokens in paths:
-                found = (
-                    [_plain_text(op.value)] if tokens == "$" else get_text_at_path(op.value, tokens)
-                )
-                for i, text in enumerate(found):
-                    field = f"{path}.{i}" if len(found) > 1 else path
-                    out.append((_encode(op.namespace), op.key, field, text))
-        return out
-
-    def _run(
-        self,
-        plan: Plan,
-        query_vectors: Mapping[str, Sequence[float]],
-        embedded: Sequence[tuple[tuple[str, str, str, str], Sequence[float]]],
-    ) -> list[Result]:
-        now = self._now()
+        now = self.memory.clock.now()
+        self._sweep_if_due(now)
+        run = _Run(now)
         results: list[Result] = [None] * plan.size
-        with self._db.transaction() as db:
-            self._sweep(db, now)
-            for i, get in plan.gets:
-                results[i] = self._get(db, get, now)
-            for i, search in plan.searches:
-                vector = query_vectors.get(search.query) if search.query else None
-                results[i] = self._search(db, search, vector, now)
-            for i, listing in plan.listings:
-                results[i] = self._list_namespaces(db, listing)
-            self._put(db, plan, embedded, now)
+        for i, get in plan.gets:
+            results[i] = self._get(get, run)
+        for i, search in plan.searches:
+            results[i] = self._search(search, run)
+        for i, listing in plan.listings:
+            results[i] = self._list_namespaces(listing, run)
+        self._forget_items(run.expired.values())
+        if run.used:
+            self.memory.backend.touch(list(dict.fromkeys(run.used)), at=now)
+        for op in plan.puts.values():
+            self._put(op, now)
         return results
 
-    def _get(self, db: Any, op: GetOp, now: float) -> Item | None:
-        prefix = _encode(op.namespace)
-        row = db.execute(
-            f"SELECT {_COLUMNS} FROM langgraph_store WHERE prefix = ? AND key = ?",
-            (prefix, op.key),
-        ).fetchone()
-        if row is None:
-            return None
-        if op.refresh_ttl:
-            _refresh(db, prefix, [op.key], now)
-        return _item(row)
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        # One worker thread for the whole batch: its reads and writes are many small
+        # memory calls, each synchronous behind the backend's own lock.
+        return await asyncio.to_thread(self.batch, list(ops))
 
-    def _search(
-        self, db: Any, op: SearchOp, query: Sequence[float] | None, now: float
-    ) -> list[SearchItem]:
-        prefix = _encode(op.namespace_prefix)
-        where, params = _prefix_where(prefix)
-        rows = db.execute(
-            f"SELECT {_COLUMNS} FROM langgraph_store WHERE {where} "
-            "ORDER BY updated_at DESC, prefix, key",
-            params,
-        ).fetchall()
-        kept = [(row, json.loads(row[2])) for row in rows]
-        kept = [(row, value) for row, value in kept if matches(value, op.filter)]
-        if query is None:
-            page = kept[op.offset : op.offset + op.limit]
-            found = [_search_item(row, value, None) for row, value in page]
-        else:
-            found = self._ranked(db, kept, op, query, now)
-        if found and (op.refresh_ttl or query is not None):
-            by_prefix: dict[str, list[str]] = {}
-            for item in found:
-                by_prefix.setdefault(_encode(item.namespace), []).append(item.key)
-            for item_prefix, keys in by_prefix.items():
-                if op.refresh_ttl:
-                    _refresh(db, item_prefix, keys, now)
-                if query is not None:  # retrieved by a query: one more use, for frequency
-                    db.executemany(
-                        "UPDATE langgraph_store SET access_count = access_count + 1, "
-                        "last_access = ? WHERE prefix = ? AND key = ?",
-                        [(now, item_prefix, key) for key in keys],
-                    )
-        return found
-
-    def _ranked(
-        self,
-        db: Any,
-        kept: Sequence[tuple[Sequence[Any], dict[str, Any]]],
-        op: SearchOp,
-        query: Sequence[float],
-        now: float,
-    ) -> list[SearchItem]:
-        q = _unit(np.asarray(query, dtype=np.float32))
-        best: dict[tuple[str, str], tuple[float, str]] = {}
-        for row_prefix, row_key, text, blob in self._vectors(db, kept):
-            vector = np.frombuffer(blob, dtype=np.float32)
-            if vector.shape != q.shape:
-                continue
-            similarity = float(np.dot(vector, q))
-            if (row_prefix, row_key) not in best or similarity > best[(row_prefix, row_key)][0]:
-                best[(row_prefix, row_key)] = (similarity, text)
-        scored, scoreless = [], []
-        for row, value in kept:
-            hit = best.get((row[0], row[1]))
-            if hit is None:
-                scoreless.append((row, value))
-            else:
-                scored.append((row, value, hit))
-        candidates = [
-            Candidate(_record(row, value, text, self.scope_for(_decode(row[0]))), similarity)
-            for row, value, (similarity, text) in scored
+    def sweep_ttl(self) -> int:
+        """Forget every expired item now; returns how many were forgotten."""
+        now = self.memory.clock.now()
+        expired = [
+            v
+            for v in self._views(RecordQuery(scope=None, subject=STORE_SUBJECT, superseded=False))
+            if v.expired(now)
         ]
-        scores = score_candidates(
-            candidates, query=str(op.query), now=_datetime(now), config=self._score_config
-        )
-        ranked = sorted(
-            zip(scored, scores), key=lambda pair: (-pair[1].total, pair[0][0][0], pair[0][0][1])
-        )
-        page: list[SearchItem] = [
-            _search_item(row, value, score.total)
-            for (row, value, _), score in ranked[op.offset : op.offset + op.limit]
-        ]
-        # As in InMemoryStore: items stored with index=False fill the page after the
-        # ranked ones, unscored.
-        if len(page) < op.limit:
-            skip = max(0, op.offset - len(ranked))
-            page += [
-                _search_item(row, value, None)
-                for row, value in scoreless[skip : skip + op.limit - len(page)]
-            ]
-        return page
-
-    def _vectors(
-        self, db: Any, kept: Sequence[tuple[Sequence[Any], dict[str, Any]]]
-    ) -> list[tuple[str, str, str, bytes]]:
-        out = []
-        prefixes = sorted({row[0] for row, _ in kept})
-        wanted = {(row[0], row[1]) for row, _ in kept}
-        for prefix in prefixes:
-            for row in db.execute(
-                "SELECT prefix, key, text, vector FROM langgraph_store_vectors WHERE prefix = ?",
-                (prefix,),
-            ):
-                if (row[0], row[1]) in wanted:
-                    out.append(row)
-        return out
-
-    def _list_namespaces(self, db: Any, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        namespaces = [
-            _decode(r[0]) for r in db.execute("SELECT DISTINCT prefix FROM langgraph_store")
-        ]
-        if op.match_conditions:
-            namespaces = [
-                ns for ns in namespaces if all(_match(c, ns) for c in op.match_conditions)
-            ]
-        if op.max_depth is not None:
-            namespaces = [ns[: op.max_depth] for ns in namespaces]
-        return sorted(set(namespaces))[op.offset : op.offset + op.limit]
-
-    def _put(
-        self,
-        db: Any,
-        plan: Plan,
-        embedded: Sequence[tuple[tuple[str, str, str, str], Sequence[float]]],
-        now: float,
-    ) -> None:
-        for (namespace, key), op in plan.puts.items():
-            prefix = _encode(namespace)
-            db.execute(
-                "DELETE FROM langgraph_store_vectors WHERE prefix = ? AND key = ?", (prefix, key)
-            )
-            if op.value is None:
-                db.execute(
-                    "DELETE FROM langgraph_store WHERE prefix = ? AND key = ?", (prefix, key)
-                )
-                continue
-            expires = None if op.ttl is None else now + op.ttl * 60.0
-            # An update keeps the item's creation time and its use history: it is the
-            # same memory, revised.
-            db.execute(
-                "INSERT INTO langgraph_store (prefix, key, value, created_at, updated_at, "
-                "expires_at, ttl_minutes, access_count, last_access) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (prefix, key) DO UPDATE SET "
-                "value = excluded.value, updated_at = excluded.updated_at, "
-                "expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes",
-                (prefix, key, plan.encoded[(namespace, key)], now, now, expires, op.ttl, now),
-            )
-        db.executemany(
-            "INSERT OR REPLACE INTO langgraph_store_vectors (prefix, key, field, text, vector) "
-            "VALUES (?, ?, ?, ?, ?)",
-            [
-                (prefix, key, field, text, _unit(np.asarray(vector, dtype=np.float32)).tobytes())
-                for (prefix, key, field, text), vector in embedded
-            ],
-        )
-
-    def _sweep(self, db: Any, now: float) -> int:
-        expired = db.execute(
-            "SELECT prefix, key FROM langgraph_store WHERE expires_at IS NOT NULL "
-            "AND expires_at <= ?",
-            (now,),
-        ).fetchall()
-        for prefix, key in expired:
-            db.execute("DELETE FROM langgraph_store WHERE prefix = ? AND key = ?", (prefix, key))
-            db.execute(
-                "DELETE FROM langgraph_store_vectors WHERE prefix = ? AND key = ?", (prefix, key)
-            )
+        self._forget_items(expired)
+        self._last_sweep = now
         return len(expired)
 
-    def _pin_dims(self, dims: int) -> None:
-        with self._db.transaction() as db:
-            row = db.execute("SELECT value FROM langgraph_store_meta WHERE key = 'dims'").fetchone()
-            if row is None:
-                db.execute(
-                    "INSERT INTO langgraph_store_meta (key, value) VALUES ('dims', ?)", (str(dims),)
-                )
-            elif int(row[0]) != dims:
-                raise EmbedderMismatchError(
-                    f"this store's items were indexed with {row[0]}-dimensional vectors but "
-                    f"the index config gives dims={dims}; open it with the same embeddings"
-                )
+    # -- reads -------------------------------------------------------------------------
 
-    def _now(self) -> float:
-        return self.memory.clock.now().timestamp()
+    def _get(self, op: GetOp, run: _Run) -> Item | None:
+        found = self._current(op.namespace, op.key)
+        if found is None or run.gone(found):
+            return None
+        if op.refresh_ttl and found.ttl_minutes is not None and found.refresh:
+            run.used.append(found.record.id)
+        return Item(
+            value=found.value,
+            key=found.key,
+            namespace=found.namespace,
+            created_at=found.created_at,
+            updated_at=found.updated_at,
+        )
 
+    def _search(self, op: SearchOp, run: _Run) -> list[SearchItem]:
+        prefix = op.namespace_prefix
+        if op.query is None:
+            listed = [
+                v for v in self._listing(prefix) if not run.gone(v) and matches(v.value, op.filter)
+            ]
+            listed.sort(key=lambda v: (-v.updated_at.timestamp(), v.namespace, v.key))
+            page = listed[op.offset : op.offset + op.limit]
+            if op.refresh_ttl:
+                run.used += [v.record.id for v in page if v.ttl_minutes is not None and v.refresh]
+            return [_search_item(v, None) for v in page]
+        ranked, unscored = self._recalled(op, run)
+        found: list[tuple[float | None, ItemView]] = [*ranked, *((None, v) for v in unscored)]
+        hits = found[op.offset : op.offset + op.limit]
+        # retrieved by a query: one more use of each (frequency, recency, TTL refresh)
+        run.used += [item.record.id for score, item in hits if score is not None]
+        return [_search_item(item, score) for score, item in hits]
 
-def _index(
-    memory: Memory, index: IndexConfig | None
-) -> tuple[IndexConfig, Embeddings, list[tuple[str, Any]]]:
-    if index is None:
-        config: IndexConfig = {"dims": memory.embedder.dim, "fields": ["$"]}
-        embeddings: Embeddings = _MemoryEmbeddings(memory)
-    else:
-        if not isinstance(index, Mapping):
-            raise InvalidTypeError(f"index must be an IndexConfig dict, not {type(index).__name__}")
-        config = cast(IndexConfig, dict(index))
-        dims = config.get("dims")
-        if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
-            raise InvalidInputError(f"index['dims'] must be a positive int, not {dims!r}")
-        if config.get("embed") is None:
-            raise InvalidInputError(
-                "index['embed'] is required: a LangChain Embeddings or a function"
+    def _recalled(
+        self, op: SearchOp, run: _Run
+    ) -> tuple[list[tuple[float | None, ItemView]], list[ItemView]]:
+        """The items under the prefix that the memory's recall shows, ranked by its score,
+        and those it showed that were put with ``index=False`` (returned unscored)."""
+        prefix = op.namespace_prefix
+        scope = search_scope(prefix, prefix=self.namespace_prefix)
+        scopes = [scope] if scope is not None else self._scopes_under(prefix)
+        # One candidate count for every page of the first hundred results, so that pages
+        # agree with each other; more (up to recall's limit) for deeper pages.
+        wanted = op.offset + op.limit
+        top_k = _PAGE_POOL if wanted <= _PAGE_POOL else min(_MAX_TOP_K, 2 * wanted)
+        query = str(op.query)[: self.memory.config.max_query_chars]
+        ranked: list[tuple[float | None, ItemView]] = []
+        unscored: list[ItemView] = []
+        seen: set[str] = set()
+        for each in scopes:
+            # as_of=now: current versions only, and nothing counted as used (the page
+            # returned is, below); a budget roomy enough for every record asked for
+            recall = self.memory.recall(
+                query,
+                scope=each,
+                top_k=top_k,
+                budget_tokens=min(_MAX_BUDGET, top_k * _TOKENS_PER_ITEM),
+                at=run.now,
+                as_of=run.now,
             )
-        embeddings = ensure_embeddings(config["embed"])
-    fields: object = config.get("fields") or ["$"]
-    if not isinstance(fields, list) or not all(isinstance(f, str) and f for f in fields):
-        raise InvalidTypeError("index['fields'] must be a list of JSON paths such as ['text']")
-    return config, embeddings, [(p, "$" if p == "$" else tokenize_path(p)) for p in fields]
+            for found in recall.items:
+                record = found.record
+                if record.id in seen:
+                    continue
+                seen.add(record.id)
+                item = view(record, prefix=self.namespace_prefix)
+                if item is None or not under(item.namespace, prefix) or run.gone(item):
+                    continue
+                if not matches(item.value, op.filter):
+                    continue
+                if item.indexed:
+                    ranked.append((float(found.score.total), item))
+                else:
+                    unscored.append(item)
+        ranked.sort(key=lambda p: (-(p[0] or 0.0), p[1].namespace, p[1].key))
+        return ranked, unscored
+
+    def _list_namespaces(self, op: ListNamespacesOp, run: _Run) -> list[tuple[str, ...]]:
+        start: tuple[str, ...] = ()
+        for condition in op.match_conditions or ():
+            if condition.match_type == "prefix" and "*" not in condition.path:
+                start = tuple(condition.path)
+        namespaces = {v.namespace for v in self._listing(start) if not run.gone(v)}
+        found = [ns for ns in namespaces if all(_match(c, ns) for c in op.match_conditions or ())]
+        if op.max_depth is not None:
+            found = [ns[: op.max_depth] for ns in found]
+        return sorted(set(found))[op.offset : op.offset + op.limit]
+
+    def _listing(self, prefix: tuple[str, ...]) -> list[ItemView]:
+        """Every current item under ``prefix``, in no particular order."""
+        scope = search_scope(prefix, prefix=self.namespace_prefix)
+        query = RecordQuery(scope=scope, kinds=ITEM_KINDS, superseded=False)
+        return [v for v in self._views(query) if under(v.namespace, prefix)]
+
+    def _scopes_under(self, prefix: tuple[str, ...]) -> list[Scope]:
+        scopes = {_owner(v.record.scope) for v in self._listing(prefix)}
+        return sorted(scopes, key=lambda s: s.parts())
+
+    def _current(self, namespace: tuple[str, ...], key: str) -> ItemView | None:
+        """The current version of an item, or the memory's own record named ``key``."""
+        fact = fact_for(namespace, key)
+        owner = _owner(item_scope(namespace, prefix=self.namespace_prefix))
+        query = RecordQuery(
+            scope=owner, subject=fact.subject, predicate=fact.predicate, superseded=False
+        )
+        for found in self._views(query):
+            if found.namespace == namespace and found.key == key:
+                return found
+        record = self.memory.backend.get_record(key)
+        if record is not None and record.superseded_by is None:
+            own = view(record, prefix=self.namespace_prefix)
+            if own is not None and not own.stored and own.namespace == namespace:
+                return own
+        return None
+
+    def _views(self, query: RecordQuery) -> Iterator[ItemView]:
+        for record in self.memory.backend.iter_records(query):
+            found = view(record, prefix=self.namespace_prefix)
+            if found is not None:
+                yield found
+
+    # -- writes ------------------------------------------------------------------------
+
+    def put_as(
+        self, role: str, namespace: tuple[str, ...], key: str, value: dict[str, Any]
+    ) -> None:
+        """``put`` on behalf of ``role``: ``"tool"`` for what an agent saved through a tool
+        (its episode says so), ``"system"`` (what ``put`` uses) for the application."""
+        plan = Plan.of(
+            [PutOp(namespace, key, value, ttl=(self.ttl_config or {}).get("default_ttl"))]
+        )
+        for op in plan.puts.values():
+            self._put(op, self.memory.clock.now(), role=role)
+
+    def _put(self, op: PutOp, now: datetime, *, role: str = "system") -> None:
+        namespace, key = op.namespace, op.key
+        current = self._current(namespace, key)
+        if op.value is None:
+            if current is not None:
+                self._forget_items([current])
+            return
+        value = dict(op.value)
+        text, indexed = self._text(value, op.index)
+        alive = current is not None and current.stored and not current.expired(now)
+        created = current.created_at if alive and current is not None else now
+        refresh = bool((self.ttl_config or {}).get("refresh_on_read", True))
+        scope = item_scope(namespace, prefix=self.namespace_prefix)
+        self.memory.put_note(
+            text[: self.memory.config.max_turn_chars],
+            scope=scope,
+            key="langgraph-store:" + uuid.uuid4().hex,
+            data=item_data(
+                namespace,
+                key,
+                value,
+                created_at=created,
+                indexed=indexed,
+                ttl_minutes=op.ttl,
+                refresh=refresh,
+            ),
+            importance=_importance(value),
+            fact=fact_for(namespace, key),
+            # the memory's own record, edited through the store: the new item replaces it
+            replaces=[current.record.id] if current is not None and not current.stored else [],
+            role=role,
+            at=now,
+        )
+
+    def _text(self, value: Mapping[str, Any], index: Any) -> tuple[str, bool]:
+        """The item's text, and whether it is indexed (it has text at an indexed path)."""
+        if index is False:
+            return plain_text(value), False
+        paths = self._fields if index is None else [(p, tokenize_path(p)) for p in index]
+        texts: list[str] = []
+        for _, tokens in paths:
+            if tokens == "$":
+                texts.append(plain_text(value))
+            else:
+                texts += [t for t in get_text_at_path(value, tokens) if t.strip()]
+        if not texts:
+            return plain_text(value), False
+        return "\n".join(dict.fromkeys(texts)), True
+
+    def _forget_items(self, items: Iterable[ItemView]) -> None:
+        for item in items:
+            owner = _owner(item.record.scope)
+            if item.stored:
+                fact = fact_for(item.namespace, item.key)
+                versions = [
+                    r.id
+                    for r in self.memory.backend.iter_records(
+                        RecordQuery(scope=owner, subject=fact.subject, predicate=fact.predicate)
+                    )
+                ]
+            else:
+                versions = [item.record.id]
+            for record_id in versions:
+                # a version may be gone already, with an earlier one it was derived from
+                with contextlib.suppress(NotFoundError):
+                    self.memory.forget(record_id, scope=owner)
+
+    def _sweep_if_due(self, now: datetime) -> None:
+        interval = (self.ttl_config or {}).get("sweep_interval_minutes")
+        if not interval:
+            return
+        if self._last_sweep is None or now - self._last_sweep >= timedelta(minutes=interval):
+            self.sweep_ttl()
 
 
-class _MemoryEmbeddings(Embeddings):
-    """The memory's own embedder as LangChain ``Embeddings`` (offline by default)."""
+class _Run:
+    """What one batch learns while it reads: expired items met, items used."""
 
-    def __init__(self, memory: Memory) -> None:
-        self._memory = memory
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+        self.expired: dict[str, ItemView] = {}
+        self.used: list[str] = []
 
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return cast(list[list[float]], self._memory.embedder.embed(texts).tolist())
-
-    def embed_query(self, text: str) -> list[float]:
-        return self.embed_documents([text])[0]
-
-
-def _plain_text(value: object) -> str:
-    """The text of a whole value for ``"$"``: its string leaves, not its JSON syntax.
-
-    (LangGraph embeds the JSON text; embedding only the words keeps field names and
-    punctuation, shared by every item, from making all items look alike.)
-    """
-    parts: list[str] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, str):
-            parts.append(node)
-        elif isinstance(node, Mapping):
-            for child in node.values():
-                walk(child)
-        elif isinstance(node, (list, tuple)):
-            for child in node:
-                walk(child)
-
-    walk(value)
-    return "\n".join(parts) or json.dumps(value, ensure_ascii=False, sort_keys=True)
+    def gone(self, item: ItemView) -> bool:
+        if item.expired(self.now):
+            self.expired[item.record.id] = item
+            return True
+        return False
 
 
-def _encode(namespace: Sequence[str]) -> str:
-    # Labels never contain ".", so joining on it is reversible.
-    return ".".join(namespace)
+def _owner(scope: Scope) -> Scope:
+    if scope.user is None and scope.agent is None:
+        return scope
+    return Scope(user=scope.user, agent=scope.agent)
 
 
-def _decode(prefix: str) -> tuple[str, ...]:
-    return tuple(prefix.split(".")) if prefix else ()
+def _importance(value: Mapping[str, Any]) -> float:
+    importance = value.get("importance")
+    if isinstance(importance, bool) or not isinstance(importance, (int, float)):
+        return 0.5
+    return min(1.0, max(0.0, float(importance))) if math.isfinite(importance) else 0.5
 
 
-def _prefix_where(prefix: str) -> tuple[str, list[Any]]:
-    if not prefix:
-        return "1 = 1", []
-    # Whole labels only: "a.b" matches "a.b" and "a.b.c", never "a.bc".
-    return "(prefix = ? OR substr(prefix, 1, ?) = ?)", [prefix, len(prefix) + 1, prefix + "."]
-
-
-def _refresh(db: Any, prefix: str, keys: Sequence[str], now: float) -> None:
-    db.executemany(
-        "UPDATE langgraph_store SET expires_at = ? + ttl_minutes * 60.0 "
-        "WHERE prefix = ? AND key = ? AND ttl_minutes IS NOT NULL",
-        [(now, prefix, key) for key in keys],
+def _search_item(item: ItemView, score: float | None) -> SearchItem:
+    return SearchItem(
+        namespace=item.namespace,
+        key=item.key,
+        value=item.value,
+        created_at=item.created_at,
+        updated_at=item.updated_at,
+        score=score,
     )
 
 
@@ -494,49 +431,29 @@ def _match(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
     return all(p == "*" or p == n for p, n in zip(path, window))
 
 
-def _unit(vector: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    norm = float(np.linalg.norm(vector))
-    return (vector / norm if norm > 0 else vector).astype(np.float32)
-
-
-def _datetime(epoch: float) -> datetime:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc)
-
-
-def _item(row: Sequence[Any]) -> Item:
-    return Item(
-        value=json.loads(row[2]),
-        key=row[1],
-        namespace=_decode(row[0]),
-        created_at=_datetime(row[3]),
-        updated_at=_datetime(row[4]),
-    )
-
-
-def _search_item(row: Sequence[Any], value: dict[str, Any], score: float | None) -> SearchItem:
-    return SearchItem(
-        namespace=_decode(row[0]),
-        key=row[1],
-        value=value,
-        created_at=_datetime(row[3]),
-        updated_at=_datetime(row[4]),
-        score=score,
-    )
-
-
-def _record(row: Sequence[Any], value: Mapping[str, Any], text: str, scope: Scope | None) -> Record:
-    importance = value.get("importance")
-    if isinstance(importance, bool) or not isinstance(importance, (int, float)):
-        importance = 0.5
-    importance = min(1.0, max(0.0, float(importance))) if math.isfinite(importance) else 0.5
-    return Record(
-        id=f"{row[0]}/{row[1]}",
-        kind=Kind.NOTE,
-        scope=scope or _NO_SCOPE,
-        text=text,
-        tags=Tags(importance=importance),
-        provenance=(),
-        created_at=_datetime(row[3]),
-        last_access=_datetime(row[6]),
-        access_count=int(row[5]),
-    )
+def _index_fields(memory: Memory, index: IndexConfig | None) -> list[tuple[str, Any]]:
+    if index is None:
+        return [("$", "$")]
+    if not isinstance(index, Mapping):
+        raise InvalidTypeError(f"index must be an IndexConfig dict, not {type(index).__name__}")
+    config = cast(Mapping[str, Any], index)
+    if config.get("embed") is not None:
+        raise InvalidInputError(
+            "CommonplaceStore searches with the memory's own embedder "
+            f"({memory.embedder.name!r}), so it ranks as recall does; drop index['embed'] "
+            "and open the Memory with the embedder you want: Memory(url, embedder=...)"
+        )
+    dims = config.get("dims")
+    if dims is not None:
+        if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
+            raise InvalidInputError(f"index['dims'] must be a positive int, not {dims!r}")
+        if dims != memory.embedder.dim:
+            raise EmbedderMismatchError(
+                f"index['dims']={dims}, but the store searches with the memory's embedder "
+                f"{memory.embedder.name!r} ({memory.embedder.dim} dims); drop 'dims' or "
+                "open the Memory with the embedder you want"
+            )
+    fields: object = config.get("fields") or ["$"]
+    if not isinstance(fields, list) or not all(isinstance(f, str) and f for f in fields):
+        raise InvalidTypeError("index['fields'] must be a list of JSON paths such as ['text']")
+    return [(p, "$" if p == "$" else tokenize_path(p)) for p in fields]

@@ -1,10 +1,13 @@
-"""Copying new human messages into memory, once per message id.
+"""Copying answered human messages into memory, once per message id.
 
 Every checkpoint carries the whole message list, so the tap looks at the human messages
-in it, asks its ledger which ids it has not seen in this thread, and writes only those.
-The memory write comes first and the ledger row after it: a crash in between means the
-message is written again next time, and the core's own idempotency (same scope, role and
-text is the same episode) makes that second write a no-op. So each message becomes one
+of the turns that have been answered (see ``settled``: the question being worked on is
+left for later, so it can never be recalled as its own memory), asks its ledger which
+ids it has not seen in this thread, and writes only those. Each is written with its
+message id as the core's ``key``, so two identical messages are two episodes and the
+same message written twice is one. The memory write comes first and the ledger row
+after it: a crash in between means the message is written again next time, and the
+core's idempotency makes that second write a no-op. So each message becomes one
 episode, and a note only if the core's writer keeps one.
 """
 
@@ -18,7 +21,7 @@ from commonplace import Memory, Scope, Turn
 from commonplace.errors import InvalidInputError, InvalidTypeError
 
 from ._db import Database, chunks
-from ._messages import HumanTurn, human_turns
+from ._messages import HumanTurn, human_turns, settled
 from ._scope import ScopeRule
 
 logger = logging.getLogger("commonplace_langgraph")
@@ -56,7 +59,7 @@ class Tap:
         return self.messages_key in new_versions
 
     def __call__(self, config: Mapping[str, Any], channel_values: Mapping[str, Any]) -> None:
-        turns = human_turns(channel_values.get(self.messages_key))
+        turns = human_turns(settled(channel_values.get(self.messages_key)))
         if not turns:
             return
         thread = self.rule.thread(config)
@@ -78,7 +81,8 @@ class Tap:
                             turn.text,
                             role="user",
                             scope=scope,
-                            meta={**meta_base, "message_id": turn.message_id},
+                            meta=meta_base,
+                            key=turn.message_id,
                         ),
                     )
                 )
@@ -115,6 +119,8 @@ class Tap:
                     "VALUES (?, ?)",
                     (thread, user),
                 )
+        if user is None:
+            self.rule.warn_no_user(thread)
         return Scope(user=user, agent=self.rule.agent, thread=thread)
 
     def _unseen(self, thread: str, turns: Sequence[HumanTurn]) -> list[HumanTurn]:

@@ -1,15 +1,19 @@
 """remember / recall / forget: memory tools an agent can call.
 
 Bad arguments from the model are answered as tool errors the model can read; a missing
-store or user id is a configuration error and raises.
+memory, store or user id is a configuration error and raises.
 
 The tools reach the store and the run's config through LangGraph's ``ToolRuntime``,
 which ``ToolNode`` injects and which never appears in the schema the model sees.
 
-The firewall holds here too: what the agent asks to ``remember`` is its own text, so it
-is kept as a store item in the user's namespace, marked ``source: "assistant"``, and
-never becomes a note. Notes are only ever written from the user's own messages.
-``recall`` returns both, labelled, with the ids ``forget`` takes.
+What the agent asks to ``remember`` is kept as an item in the user's namespace, marked
+``source: "assistant"``. On a commonplace memory (given, or the ``CommonplaceStore``'s)
+that item is a memory record whose evidence says a tool put it there, never the user
+(an assistant's reply itself still never becomes a note). ``recall`` is the memory's own
+recall, so it finds the user's notes and the saved items alike, labelled, with the ids
+``forget`` takes. It never finds the question being answered: the user's messages of a
+turn are only written once the turn is answered. On any other ``BaseStore`` the tools
+work on store items only.
 """
 
 from __future__ import annotations
@@ -21,9 +25,15 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import BaseStore
 
-from commonplace import Memory
-from commonplace.errors import InvalidInputError, InvalidTypeError, NotFoundError
+from commonplace import Memory, Record, Scope
+from commonplace.errors import (
+    InvalidInputError,
+    InvalidScopeError,
+    InvalidTypeError,
+    NotFoundError,
+)
 
+from ._items import view
 from ._namespaces import check_labels, namespace_for
 from ._scope import ScopeRule
 
@@ -48,70 +58,118 @@ class _Tools:
         return found if isinstance(found, Memory) else None
 
     def _store(self, runtime: ToolRuntime[Any, Any]) -> BaseStore:
+        """The memory's own store view, else the graph's store."""
+        from ._store import CommonplaceStore
+
+        memory = self._memory(runtime)
+        if isinstance(runtime.store, CommonplaceStore) and runtime.store.memory is memory:
+            return runtime.store
+        if memory is not None:
+            return CommonplaceStore(memory, namespace_prefix=self.prefix)
         if runtime.store is None:
             raise InvalidInputError(
-                "the memory tools need a store: compile the graph with store=CommonplaceStore(...)"
+                "the memory tools need a memory or a store: memory_tools(memory=...), or "
+                "compile the graph with store=CommonplaceStore(memory)"
             )
         return runtime.store
 
     def _namespace(self, runtime: ToolRuntime[Any, Any]) -> tuple[str, ...]:
-        return namespace_for(self.rule.read_scope(runtime.config), prefix=self.prefix)
+        user = self.rule.user(runtime.config, context=runtime.context)
+        if user is None:
+            raise InvalidScopeError(
+                "saved memories are kept per user, and this run names none: pass "
+                f"context=...({self.rule.user_key}=...) or "
+                f"config['configurable'][{self.rule.user_key!r}]"
+            )
+        return namespace_for(Scope(user=user, agent=self.rule.agent), prefix=self.prefix)
 
     def remember(self, text: str, runtime: ToolRuntime[Any, Any]) -> str:
         if not isinstance(text, str) or not text.strip():
             raise ToolException("remember needs the text to keep")
         if len(text) > _MAX_SAVED_CHARS:
             raise ToolException(f"keep memories short: at most {_MAX_SAVED_CHARS} characters")
+        from ._store import CommonplaceStore
+
+        store = self._store(runtime)
+        namespace = self._namespace(runtime)
         key = "mem_" + uuid.uuid4().hex[:16]
         value = {
             "text": " ".join(text.split()),
             "source": "assistant",
             "thread_id": self.rule.thread(runtime.config),
         }
-        self._store(runtime).put(self._namespace(runtime), key, value)
+        if isinstance(store, CommonplaceStore):
+            store.put_as("tool", namespace, key, value)
+        else:
+            store.put(namespace, key, value)
         return f"Saved as {key}."
 
     def recall(self, query: str, runtime: ToolRuntime[Any, Any]) -> str:
         if not isinstance(query, str) or not query.strip():
             raise ToolException("recall needs a query")
-        lines: list[str] = []
         memory = self._memory(runtime)
-        if memory is not None:
-            recall = memory.recall(
-                query[: memory.config.max_query_chars],
-                scope=self.rule.read_scope(runtime.config),
-                top_k=self.top_k,
-            )
-            records = [i.record for i in recall.items if i.score.gate > 0]
-            records += [r for r in recall.recent if r.id not in {x.id for x in records}]
-            if records:
-                lines.append("From the user's own messages:")
-                lines += [f"- [{r.id}] {r.text}" for r in records[: self.top_k]]
-        if runtime.store is not None:
-            saved = runtime.store.search(self._namespace(runtime), query=query, limit=self.top_k)
-            if saved:
-                lines.append("Saved earlier by the assistant:")
-                lines += [f"- [{item.key}] {item.value.get('text', item.value)}" for item in saved]
-        return "\n".join(lines) if lines else "Nothing remembered about that."
+        if memory is None:
+            store = self._store(runtime)
+            hits = store.search(self._namespace(runtime), query=query, limit=self.top_k)
+            found = [f"- [{item.key}] {item.value.get('text', item.value)}" for item in hits]
+            return _answer([], found, [])
+        recall = memory.recall(
+            query[: memory.config.max_query_chars],
+            scope=self.rule.read_scope(runtime.config, context=runtime.context),
+            top_k=self.top_k,
+        )
+        records: dict[str, Record] = {}
+        for record in [
+            *(i.record for i in recall.items if i.score.gate > 0),
+            *recall.hot,
+            *recall.recent,
+        ]:
+            records.setdefault(record.id, record)
+        said: list[str] = []
+        saved: list[str] = []
+        kept: list[str] = []
+        for record in list(records.values())[: self.top_k]:
+            item = view(record, prefix=self.prefix)
+            if item is None or not item.stored:
+                said.append(f"- [{record.id}] {record.text}")
+            elif item.value.get("source") == "assistant":
+                saved.append(f"- [{item.key}] {item.value.get('text', record.text)}")
+            else:
+                kept.append(f"- [{item.key}] {record.text}")
+        return _answer(said, saved, kept)
 
     def forget(self, memory_id: str, runtime: ToolRuntime[Any, Any]) -> str:
         if not isinstance(memory_id, str) or not memory_id.strip():
             raise ToolException("forget needs the id of a memory, as recall shows it")
         memory_id = memory_id.strip()
-        if runtime.store is not None:
-            namespace = self._namespace(runtime)
-            if runtime.store.get(namespace, memory_id) is not None:
-                runtime.store.delete(namespace, memory_id)
-                return f"Forgot {memory_id}."
         memory = self._memory(runtime)
+        scope = self.rule.read_scope(runtime.config, context=runtime.context)
+        if scope.user is not None:
+            store = self._store(runtime)
+            namespace = namespace_for(scope, prefix=self.prefix)
+            if store.get(namespace, memory_id) is not None:
+                store.delete(namespace, memory_id)
+                return f"Forgot {memory_id}."
         if memory is not None:
             try:
-                report = memory.forget(memory_id, scope=self.rule.read_scope(runtime.config))
+                report = memory.forget(memory_id, scope=scope)
             except NotFoundError:
                 pass
             else:
                 return f"Forgot {memory_id} ({len(report.removed)} record(s) removed)."
         return f"No memory with id {memory_id} for this user."
+
+
+def _answer(said: list[str], saved: list[str], kept: list[str]) -> str:
+    lines: list[str] = []
+    for title, entries in (
+        ("From the user's own messages:", said),
+        ("Saved earlier by the assistant:", saved),
+        ("Kept by the application:", kept),
+    ):
+        if entries:
+            lines += [title, *entries]
+    return "\n".join(lines) if lines else "Nothing remembered about that."
 
 
 def memory_tools(
@@ -125,8 +183,9 @@ def memory_tools(
     """The ``remember``, ``recall`` and ``forget`` tools, for a ``ToolNode``.
 
     ``memory`` defaults to the store's (``CommonplaceStore.memory``); with any other
-    ``BaseStore`` the tools work on store items only. The user comes from
-    ``config["configurable"][user_key]``; ``namespace_prefix`` must match the store's.
+    ``BaseStore`` the tools work on store items only. The user comes from the run's
+    context or ``config["configurable"][user_key]`` (see :class:`CommonplaceSaver`);
+    ``namespace_prefix`` must match the store's.
     """
     if memory is not None and not isinstance(memory, Memory):
         raise InvalidTypeError(f"memory must be a commonplace.Memory, not {type(memory).__name__}")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage
@@ -18,7 +16,7 @@ from ._checks import check_bool, check_int
 from ._messages import Tokenizer, is_user, llama_index_tokenizer, message_text, query_text
 from ._scopes import owner_scopes
 from ._store import StoreHandle
-from ._truncate import shrink_block
+from ._truncate import shrink_block, unwrapped
 from ._turns import TurnState
 
 _MIN_BUDGET = 16
@@ -31,7 +29,9 @@ class CommonplaceMemoryBlock(BaseMemoryBlock[str]):
     (``_aput``): the user's among them go through commonplace's write path, in the scope
     ``(user_id, agent_id, session)``; everything else is dropped, so the assistant's
     replies never become notes. On ``_aget`` the block recalls for the latest user message
-    and returns the compiled memory, which ``Memory`` places in its template. When
+    and returns the compiled memory, which ``Memory`` places in its template: without
+    commonplace's own ``<memory>`` tags, since the template wraps every block in one
+    ``<memory>`` element already (and nothing when nothing was recalled). When
     ``Memory`` must shrink its blocks (``priority`` > 0), the block drops whole lines,
     least important first, instead of cutting a note in half.
     """
@@ -85,9 +85,6 @@ class CommonplaceMemoryBlock(BaseMemoryBlock[str]):
         if not query:
             return ""
         _, scope = self._scopes(session_id)
-        return await asyncio.to_thread(self._compiled, query, scope)
-
-    def _compiled(self, query: str, scope: Scope) -> str:
         memory = self._store.get()
         budget = self.budget_tokens or memory.config.budget_tokens
         # ``Memory`` asks with its whole active history; recall for the latest user turn,
@@ -97,14 +94,13 @@ class CommonplaceMemoryBlock(BaseMemoryBlock[str]):
         cached = self._turn.compiled(key)
         if cached is not None:
             return cached
-        recall = memory.recall(query, scope=scope, top_k=self.top_k, budget_tokens=budget)
-        self._turn.keep(key, recall.text)
-        return recall.text
+        recall = await memory.arecall(query, scope=scope, top_k=self.top_k, budget_tokens=budget)
+        # ``Memory`` puts every block inside its own <memory> element: ours goes in bare
+        text = unwrapped(recall.text) if recall.items else ""
+        self._turn.keep(key, text)
+        return text
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
-        await asyncio.to_thread(self._write, list(messages))
-
-    def _write(self, messages: Sequence[ChatMessage]) -> None:
         """Write the user turns among the flushed messages, all validated before any write."""
         memory = self._store.get()
         turns: list[Turn] = []
@@ -117,7 +113,7 @@ class CommonplaceMemoryBlock(BaseMemoryBlock[str]):
             scope = write or Scope(user=self.user_id, agent=self.agent_id)
             turns.append(memory.turn(text, role="user", scope=scope))
         if turns:
-            memory.write_many(turns)
+            await memory.awrite_many(turns)
             self._turn.forget()
 
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:

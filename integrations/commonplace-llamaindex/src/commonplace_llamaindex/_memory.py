@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -20,7 +19,7 @@ from llama_index.core.memory.types import BaseMemory
 from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
 from llama_index.core.storage.chat_store.loading import load_chat_store
 
-from commonplace import Memory, Scope
+from commonplace import Memory, Recall, Scope, Turn
 from commonplace.errors import InvalidInputError, InvalidTypeError
 
 from ._checks import check_bool, check_int
@@ -50,7 +49,12 @@ class CommonplaceMemory(BaseMemory):
 
     ``get(input=...)`` returns the compiled memory (notes recalled for ``input``, or for
     the latest user message) as one system message, followed by the most recent chat
-    history that fits ``token_limit``. ``put`` sends user messages through commonplace's
+    history that fits ``token_limit``. There is no system message when nothing is
+    recalled, nor before anything is said in the session: engines that condense the
+    question with the history before they store it (``CondensePlusContextChatEngine``,
+    ``CondenseQuestionChatEngine``) then see an empty history on their first turn and
+    make no condense call (their retriever, a :class:`CommonplaceRetriever`, brings
+    the user's memory to that turn). ``put`` sends user messages through commonplace's
     write path (an immutable episode and at most one note), right after the recall for
     their turn so that a turn never recalls itself, and keeps every other message (the
     assistant's replies, tool calls and results) in the short-term history only, so they
@@ -241,18 +245,28 @@ class CommonplaceMemory(BaseMemory):
         """
         available = self._available(initial_token_count)
         history = list(self.chat_store.get_messages(self.session_id))
+        if not history:
+            query_text(input, history)  # a bad input is refused all the same
+            self.flush()
+            return []
         query, budget = self._recall_plan(input, history, available)
-        text = self._recall_then_write(query, budget)
+        text = self._compiled(query, budget) if budget else ""
+        self.flush()  # after the recall: a turn never recalls itself
         return self._assemble(text, history, available)
 
     async def aget(
         self, input: str | ChatMessage | None = None, initial_token_count: int = 0, **kwargs: Any
     ) -> list[ChatMessage]:
-        """:meth:`get` without blocking the event loop: the store runs in a worker thread."""
+        """:meth:`get` on the core's async methods (the event loop never waits on the store)."""
         available = self._available(initial_token_count)
         history = list(await self.chat_store.aget_messages(self.session_id))
+        if not history:
+            query_text(input, history)  # a bad input is refused all the same
+            await self.aflush()
+            return []
         query, budget = self._recall_plan(input, history, available)
-        text = await asyncio.to_thread(self._recall_then_write, query, budget)
+        text = await self._acompiled(query, budget) if budget else ""
+        await self.aflush()
         return self._assemble(text, history, available)
 
     def get_all(self) -> list[ChatMessage]:
@@ -285,28 +299,39 @@ class CommonplaceMemory(BaseMemory):
             return "", 0
         return query, budget
 
-    def _recall_then_write(self, query: str, budget: int) -> str:
-        """The memory compiled for this turn, then the turn's user messages written."""
-        text = self._compiled(query, budget) if budget else ""
-        self.flush()
-        return text
-
     def _compiled(self, query: str, budget: int) -> str:
-        memory = self._store.get()
-        if self.budget_tokens is None:
-            budget = min(budget, memory.config.budget_tokens)
-        # The query comes from the conversation, not from a caller who could shorten it:
-        # an overlong message is recalled for by its most recent part instead of failing.
-        query = query[-memory.config.max_query_chars :]
-        key = (query, budget)
+        memory, query, budget, key = self._recall_key(query, budget)
         cached = self._turn.compiled(key)
         if cached is not None:
             return cached
         recall = memory.recall(
             query, scope=self.recall_scope, top_k=self.top_k, budget_tokens=budget
         )
-        self._turn.keep(key, recall.text)
-        return recall.text
+        return self._keep(key, recall)
+
+    async def _acompiled(self, query: str, budget: int) -> str:
+        memory, query, budget, key = self._recall_key(query, budget)
+        cached = self._turn.compiled(key)
+        if cached is not None:
+            return cached
+        recall = await memory.arecall(
+            query, scope=self.recall_scope, top_k=self.top_k, budget_tokens=budget
+        )
+        return self._keep(key, recall)
+
+    def _recall_key(self, query: str, budget: int) -> tuple[Memory, str, int, Hashable]:
+        memory = self._store.get()
+        if self.budget_tokens is None:
+            budget = min(budget, memory.config.budget_tokens)
+        # The query comes from the conversation, not from a caller who could shorten it:
+        # an overlong message is recalled for by its most recent part instead of failing.
+        query = query[-memory.config.max_query_chars :]
+        return memory, query, budget, (query, budget)
+
+    def _keep(self, key: Hashable, recall: Recall) -> str:
+        text = recall.text if recall.items else ""  # nothing recalled: no system message
+        self._turn.keep(key, text)
+        return text
 
     def _assemble(self, text: str, history: list[ChatMessage], available: int) -> list[ChatMessage]:
         head = [ChatMessage(role=MessageRole.SYSTEM, content=text)] if text else []
@@ -336,21 +361,27 @@ class CommonplaceMemory(BaseMemory):
 
     async def aput_messages(self, messages: list[ChatMessage]) -> None:
         checked = checked_messages(messages)
-        await asyncio.to_thread(self._turn_for, checked)
+        turns = self._validated_turns(checked)
+        await self.aflush()  # whatever was said before is part of the past now
+        if turns:
+            self._turn.start(turns)
         for message in checked:
             await self.chat_store.async_add_message(self.session_id, message)
 
     def _turn_for(self, messages: Sequence[ChatMessage]) -> None:
         """Validate the user turns among ``messages``, write the last turn's, start a new one."""
-        texts = [message_text(m) for m in messages if is_user(m)]
-        texts = [t for t in texts if t.strip()]  # an image-only or empty turn says nothing
-        turns = []
-        if texts:
-            memory = self._store.get()
-            turns = [memory.turn(t, role="user", scope=self.write_scope) for t in texts]
+        turns = self._validated_turns(messages)
         self.flush()  # whatever was said before is part of the past now
         if turns:
             self._turn.start(turns)
+
+    def _validated_turns(self, messages: Sequence[ChatMessage]) -> list[Turn]:
+        texts = [message_text(m) for m in messages if is_user(m)]
+        texts = [t for t in texts if t.strip()]  # an image-only or empty turn says nothing
+        if not texts:
+            return []
+        memory = self._store.get()
+        return [memory.turn(t, role="user", scope=self.write_scope) for t in texts]
 
     def flush(self) -> None:
         """Write the user messages still waiting for their turn's recall, in one transaction.
@@ -367,6 +398,17 @@ class CommonplaceMemory(BaseMemory):
             self._turn.give_back(turns)
             raise
 
+    async def aflush(self) -> None:
+        """:meth:`flush` on the core's async write."""
+        turns = self._turn.take()
+        if not turns:
+            return
+        try:
+            await self._store.get().awrite_many(turns)
+        except BaseException:
+            self._turn.give_back(turns)
+            raise
+
     def set(self, messages: list[ChatMessage]) -> None:
         """Replace the short-term history; the new messages are not written to the store."""
         checked = checked_messages(messages)
@@ -376,7 +418,7 @@ class CommonplaceMemory(BaseMemory):
 
     async def aset(self, messages: list[ChatMessage]) -> None:
         checked = checked_messages(messages)
-        await asyncio.to_thread(self.flush)
+        await self.aflush()
         await self.chat_store.aset_messages(self.session_id, checked)
         self._turn.forget()
 
@@ -387,7 +429,7 @@ class CommonplaceMemory(BaseMemory):
         self._turn.forget()
 
     async def areset(self) -> None:
-        await asyncio.to_thread(self.flush)
+        await self.aflush()
         await self.chat_store.adelete_messages(self.session_id)
         self._turn.forget()
 

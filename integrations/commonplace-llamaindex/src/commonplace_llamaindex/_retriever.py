@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 
 from llama_index.core.callbacks import CallbackManager
@@ -18,7 +17,7 @@ from ._scopes import as_scope
 # What a node carries about its record. Only the date is shown to the model (it helps
 # with "when did I say that"); the rest is for the application and is kept out of
 # prompts and embeddings, where ids and score tables are noise.
-METADATA_KEYS = ("kind", "tier", "provenance", "signals", "tags", "created_at")
+METADATA_KEYS = ("kind", "tier", "provenance", "signals", "tags", "created_at", "section")
 _SHOWN_TO_LLM = frozenset({"created_at"})
 
 
@@ -26,11 +25,21 @@ class CommonplaceRetriever(BaseRetriever):
     """Retrieve a scope's notes ranked by the four signals, as ``NodeWithScore``.
 
     Each node is one record: its id is the record id (``memory.explain(node.node_id)``
-    gives the evidence), its text the note, its score the recall's total, and its
-    metadata the record's ``kind``, ``tier``, ``provenance`` (episode ids), ``tags``,
-    ``created_at`` and ``signals`` (the per-signal breakdown). By default only records
-    that pass commonplace's relevance gate are returned, the ones recall itself counts
-    as retrieved; ``relevant_only=False`` returns every ranked candidate up to ``top_k``.
+    gives the evidence), its text the note, and its metadata the record's ``kind``,
+    ``tier``, ``provenance`` (episode ids), ``tags``, ``created_at``, the ``section`` of
+    the compiled memory it was shown in and ``signals`` (the per-signal breakdown,
+    ``total`` included).
+
+    Nodes come in commonplace's order (the four-signal total: relevance, recency,
+    frequency, importance). ``NodeWithScore.score`` is always set, to the relevance part
+    alone (``signals["semantic"]``: the cosine similarity blended with the keyword match,
+    in [0, 1]): every recall strengthens what it returns (frequency, recency), so the
+    total of a record grows each time it is retrieved, while its relevance to the same
+    query stays the same. Score cut-offs (``SimilarityPostprocessor``) therefore mean
+    what they mean for any vector retriever, and the same query scores the same twice.
+
+    By default only records that pass commonplace's relevance gate are returned;
+    ``relevant_only=False`` returns every record the recall showed, up to ``top_k``.
     """
 
     def __init__(
@@ -58,38 +67,37 @@ class CommonplaceRetriever(BaseRetriever):
         return self._scope
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return self._nodes(self._recall(query_bundle))
+        recall = self._memory.recall(query_bundle.query_str, scope=self._scope, top_k=self._top_k)
+        return self._nodes(recall)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        # commonplace is synchronous (SQLite behind a lock); a worker thread keeps the
-        # event loop free while it embeds, searches and reranks.
-        return self._nodes(await asyncio.to_thread(self._recall, query_bundle))
-
-    def _recall(self, query_bundle: QueryBundle) -> Recall:
-        return self._memory.recall(query_bundle.query_str, scope=self._scope, top_k=self._top_k)
+        recall = await self._memory.arecall(
+            query_bundle.query_str, scope=self._scope, top_k=self._top_k
+        )
+        return self._nodes(recall)
 
     def _nodes(self, recall: Recall) -> list[NodeWithScore]:
-        return nodes_from_recall(recall, relevant_only=self._relevant_only)
+        return nodes_from_recall(recall, relevant_only=self._relevant_only)[: self._top_k]
 
 
 def nodes_from_recall(recall: Recall, *, relevant_only: bool = True) -> list[NodeWithScore]:
-    """The ranked records of a recall as nodes, best first."""
-    if not recall.items and getattr(recall, "searched", True) is False:
-        # A scope too small to be worth searching is shown whole as recent notes; they
-        # are all there is, unranked, so they come back without a score.
-        return [NodeWithScore(node=record_to_node(r), score=None) for r in recall.recent]
+    """The records of a recall as nodes, in its order, each scored by its relevance."""
     items = [i for i in recall.items if i.score.gate > 0 or not relevant_only]
     return [item_to_node(item) for item in items]
 
 
 def item_to_node(item: RecallItem) -> NodeWithScore:
-    """One recalled record as a ``NodeWithScore`` with its breakdown in the metadata."""
-    return NodeWithScore(
-        node=record_to_node(item.record, signals=item.score.breakdown()), score=item.score.total
+    """One recalled record as a ``NodeWithScore``: scored by its relevance, with the whole
+    breakdown (and the four-signal total) in the metadata."""
+    node = record_to_node(
+        item.record, signals=item.score.breakdown(), section=getattr(item, "section", None)
     )
+    return NodeWithScore(node=node, score=float(item.score.semantic))
 
 
-def record_to_node(record: Record, *, signals: Mapping[str, float] | None = None) -> TextNode:
+def record_to_node(
+    record: Record, *, signals: Mapping[str, float] | None = None, section: str | None = None
+) -> TextNode:
     metadata = {
         "kind": record.kind.value,
         "tier": record.tier.value,
@@ -97,6 +105,7 @@ def record_to_node(record: Record, *, signals: Mapping[str, float] | None = None
         "signals": dict(signals or {}),
         "tags": record.tags.to_json(),
         "created_at": record.created_at.isoformat(),
+        "section": section,
     }
     hidden = [k for k in METADATA_KEYS if k not in _SHOWN_TO_LLM]
     return TextNode(

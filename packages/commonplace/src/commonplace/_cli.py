@@ -1,4 +1,4 @@
-"""The ``commonplace`` command line: demo, write, recall, explain."""
+"""The ``commonplace`` command line: demo, write, recall, explain, reembed."""
 
 from __future__ import annotations
 
@@ -30,6 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="commonplace", description="Memory for LLM agents that writes notes."
     )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"commonplace {__version__}")
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
 
     demo = sub.add_parser("demo", help="play a scripted conversation over simulated weeks")
@@ -61,6 +64,27 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--url", help="store URL (default: $COMMONPLACE_URL or the data folder)")
     explain.add_argument("--json", action="store_true", help="print JSON")
     explain.set_defaults(run=_explain)
+
+    reembed = sub.add_parser(
+        "reembed",
+        help="move a store to another embedding model (resumable: run it again to finish)",
+        description="Re-embed every record of the store with the model NAME, then pin the "
+        "store to it. Until it finishes the store keeps working with its old model; killed "
+        "at any moment, the same command finishes the job.",
+    )
+    reembed.add_argument(
+        "url", nargs="?", help="store URL (default: $COMMONPLACE_URL or the data folder)"
+    )
+    reembed.add_argument(
+        "--to",
+        required=True,
+        metavar="NAME",
+        help="the new model, by the name an installed plugin provides "
+        "(e.g. commonplace-hashing-v1-256)",
+    )
+    reembed.add_argument("--batch", type=int, default=256, help="records per batch")
+    reembed.add_argument("--json", action="store_true", help="print JSON")
+    reembed.set_defaults(run=_reembed)
     return parser
 
 
@@ -183,4 +207,15 @@ def _explain(args: argparse.Namespace) -> int:
         return 0
     for node in chain.walk():
         print(f"{node.record.kind.value:<9} {node.record.id}  {node.record.text}")
+    return 0
+
+
+def _reembed(args: argparse.Namespace) -> int:
+    from .embedders import reembed
+
+    report = reembed(args.url, to=args.to, batch=args.batch)
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(report)
     return 0

@@ -125,8 +125,9 @@ class Config:
     ``keyword_weight`` blends the BM25 keyword match into relevance.
     ``search_min_notes``: below this many notes in a scope recall does not
     search at all (every note is shown as a recent note). ``cold_factor``
-    sinks cold records; ``ignore_penalty`` sinks records retrieved and not
-    used. ``link_expand`` is how many linked records one hop may add and
+    sinks cold records; ``question_factor`` sinks the user's own questions below
+    the statements that answer them; ``ignore_penalty`` sinks records retrieved
+    and not used. ``link_expand`` is how many linked records one hop may add and
     ``link_min_weight`` how strong a link must be to be followed.
 
     Write: ``supersede`` turns on supersession by subject and predicate;
@@ -144,6 +145,7 @@ class Config:
     keyword_weight: float = 0.3
     search_min_notes: int = 4
     cold_factor: float = 0.5
+    question_factor: float = 0.5
     ignore_penalty: float = 0.15
     link_expand: int = 3
     link_min_weight: float = 0.3
@@ -179,6 +181,7 @@ class Config:
         _check_number("keyword_weight", self.keyword_weight, low=0.0, high=1.0)
         _check_int("search_min_notes", self.search_min_notes, low=0)
         _check_number("cold_factor", self.cold_factor, low=0.0, high=1.0)
+        _check_number("question_factor", self.question_factor, low=0.0, high=1.0)
         _check_number("ignore_penalty", self.ignore_penalty, low=0.0)
         _check_int("link_expand", self.link_expand, low=0)
         _check_number("link_min_weight", self.link_min_weight, low=0.0, high=1.0)

@@ -8,11 +8,12 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any
 
+from ._async import in_worker_thread
 from ._clock import Clock, SystemClock
 from ._config import Config
 from ._plugins import default_url, make_plugin_manager, url_scheme
 from ._provenance import Provenance, trace
-from ._records import Kind, Record, Role, Status, Tier, episode_id
+from ._records import FactKey, Kind, Record, Role, Status, Tier, episode_id
 from ._scope import Scope, coerce_scope, owner_scope
 from ._validate import (
     MAX_DAYS,
@@ -22,12 +23,13 @@ from ._validate import (
     checked_int,
     checked_meta,
     checked_role,
+    checked_speaker,
     checked_text,
     checked_time,
 )
 from .embedders import Embedder
+from .embedders._resolve import adapt_embedder, resolve_embedder
 from .errors import (
-    EmbedderMismatchError,
     InvalidInputError,
     InvalidTypeError,
     InvalidURLError,
@@ -47,11 +49,11 @@ from .stores import (
     AuditEntry,
     Backend,
     Conflict,
-    EmbedderPin,
     RecordQuery,
 )
 from .write import Turn, WriteResult
 from .write._cards import CardKeeper
+from .write._clauses import split_speaker
 from .write._pipeline import WritePipeline
 from .write._profile import ProfileCard
 
@@ -66,14 +68,17 @@ class Memory:
     user's data folder, or ``$COMMONPLACE_URL``), ``sqlite:///:memory:`` for
     tests, or any scheme a plugin serves (``weaviate://host:8080``). Without an
     ``embedder`` the store's pinned model (or, for a new store, the offline
-    default) is used. ``clock`` supplies "now" wherever ``at=`` is not given.
+    default) is used; ``embedder`` is a commonplace Embedder, or a LangChain
+    ``Embeddings`` / LlamaIndex ``BaseEmbedding`` (with commonplace-langgraph /
+    commonplace-llamaindex installed), or ``CallableEmbedder(fn, name=...)``.
+    ``clock`` supplies "now" wherever ``at=`` is not given.
     """
 
     def __init__(
         self,
         url: str | os.PathLike[str] | None = None,
         *,
-        embedder: Embedder | None = None,
+        embedder: Embedder | object | None = None,
         clock: Clock | None = None,
         config: Config | None = None,
         plugins: Iterable[object] = (),
@@ -82,15 +87,18 @@ class Memory:
             url = os.fspath(url)
         if url is not None and not isinstance(url, str):
             raise InvalidTypeError(f"url must be a str or a path, not {type(url).__name__}")
+        manager = None
         if embedder is not None and not isinstance(embedder, Embedder):
-            raise InvalidTypeError("embedder must have name, dim and embed(texts)")
+            # a framework's model (LangChain, LlamaIndex ...), through an adapter plugin
+            manager = make_plugin_manager(plugins=plugins)
+            embedder = adapt_embedder(embedder, manager)
         if clock is not None and not isinstance(clock, Clock):
             raise InvalidTypeError("clock must have a now() method returning a datetime")
         if config is not None and not isinstance(config, Config):
             raise InvalidTypeError("config must be a commonplace.Config")
         self.config = config or Config()
         self.clock: Clock = clock or SystemClock()
-        self._pm = make_plugin_manager(plugins=plugins)
+        self._pm = manager or make_plugin_manager(plugins=plugins)
         self.url = url or default_url()
         self._backend = self._open_backend(self.url)
         try:
@@ -160,14 +168,17 @@ class Memory:
         at: datetime | None = None,
         meta: Mapping[str, Any] | None = None,
         key: str | None = None,
+        speaker: str | None = None,
     ) -> WriteResult:
         """Store one turn as an immutable episode and, for a user turn, at most one note.
 
         The same turn sent twice is stored once: by its text, or by ``key`` (a
         message id) when given, so two messages with the same words stay two.
+        ``speaker`` names who said it in a conversation between several people (a
+        leading "Name: " in ``text`` does the same); the note names them.
         """
         return self.write_many(
-            [self.turn(text, role=role, scope=scope, at=at, meta=meta, key=key)]
+            [self.turn(text, role=role, scope=scope, at=at, meta=meta, key=key, speaker=speaker)]
         )[0]
 
     def turn(
@@ -179,18 +190,21 @@ class Memory:
         at: datetime | None = None,
         meta: Mapping[str, Any] | None = None,
         key: str | None = None,
+        speaker: str | None = None,
     ) -> Turn:
         """Validate a turn for :meth:`write_many`; raises before anything is written."""
         self._check_open()
         if key is not None and (not isinstance(key, str) or not key or len(key) > 256):
             raise InvalidInputError("key must be a non-empty str of at most 256 characters")
+        text = checked_text(text, limit=self.config.max_turn_chars, what="turn")
         return Turn(
-            text=checked_text(text, limit=self.config.max_turn_chars, what="turn"),
+            text=text,
             role=checked_role(role),
             scope=coerce_scope(scope),
             at=self._now(at),
             meta=checked_meta(meta),
             key=key,
+            speaker=checked_speaker(speaker) or split_speaker(text)[0],
         )
 
     def write_many(self, turns: Sequence[Turn]) -> list[WriteResult]:
@@ -232,12 +246,16 @@ class Memory:
         query: str,
         *,
         scope: Scope | str | Mapping[str, str],
-        top_k: int = 10,
+        top_k: int | None = None,
         budget_tokens: int | None = None,
         at: datetime | None = None,
         as_of: datetime | None = None,
     ) -> Recall:
         """The memory an LLM should see for ``query``: ranked records and compiled context.
+
+        The context is packed by value for the question: relevant notes fill the
+        ``budget_tokens`` (``Config.budget_tokens`` by default) before recent ones;
+        ``top_k`` caps how many relevant notes may be shown (no cap by default).
 
         ``as_of`` answers "what was true on that date": only records written by
         then and not yet superseded at that time are considered, and nothing is
@@ -246,7 +264,8 @@ class Memory:
         self._check_open()
         query = checked_text(query, limit=self.config.max_query_chars, what="query")
         scope = coerce_scope(scope)
-        top_k = checked_int("top_k", top_k, low=1, high=_MAX_TOP_K)
+        if top_k is not None:
+            top_k = checked_int("top_k", top_k, low=1, high=_MAX_TOP_K)
         budget = checked_int(
             "budget_tokens",
             self.config.budget_tokens if budget_tokens is None else budget_tokens,
@@ -526,26 +545,7 @@ class Memory:
         return backend  # type: ignore[no-any-return]
 
     def _resolve_embedder(self, given: Embedder | None) -> Embedder:
-        pin = self._backend.read_pin()
-        if given is None:
-            given = self._pm.hook.commonplace_embedder(name=None if pin is None else pin.name)
-            if given is None:
-                assert pin is not None
-                raise EmbedderMismatchError(
-                    f"this store is pinned to the embedder {pin.name!r} (dim {pin.dim}), and no "
-                    "installed plugin provides it; pass embedder=... with that model"
-                )
-        if not isinstance(given, Embedder):
-            raise PluginError("commonplace_embedder returned an object that is not an Embedder")
-        if pin is None:
-            self._backend.write_pin(EmbedderPin(given.name, given.dim))
-        elif (pin.name, pin.dim) != (given.name, given.dim):
-            raise EmbedderMismatchError(
-                f"this store is pinned to the embedder {pin.name!r} (dim {pin.dim}) but was "
-                f"opened with {given.name!r} (dim {given.dim}); open it with the pinned "
-                "embedder, or re-embed the store into a new one with the other model"
-            )
-        return given
+        return resolve_embedder(given, backend=self._backend, hooks=self._pm.hook)
 
     def _collect_signals(self) -> tuple[ScoreSignal, ...]:
         signals: list[ScoreSignal] = []
@@ -571,6 +571,77 @@ class Memory:
         return checked_time(
             "at" if at is not None else "clock.now()", self.clock.now() if at is None else at
         )
+
+    # -- stated memories and the async API (integrations) -------------------------------
+    # One block, kept apart from the rest of the class: ``put_note`` keeps a memory the
+    # caller states directly (commonplace/_direct.py); every ``a``-method is its sync
+    # twin run in a worker thread (commonplace/_async.py), never a second implementation.
+
+    def put_note(
+        self,
+        text: str,
+        *,
+        scope: Scope | str | Mapping[str, str],
+        key: str,
+        data: Mapping[str, Any] | None = None,
+        importance: float = 0.5,
+        fact: FactKey | None = None,
+        replaces: Iterable[str] = (),
+        role: str | Role = "system",
+        at: datetime | None = None,
+    ) -> Record:
+        """Keep ``text`` as a note exactly as given, with an episode of its own as evidence.
+
+        For memories the caller states on purpose (a LangGraph store item, a fact a tool
+        was asked to keep), which skip the note writer and are never merged into another
+        note. ``key`` names this put (the same key again is a no-op); ``data`` is kept on
+        the note (``Record.data``). With ``fact``, the note supersedes the current notes
+        with that subject and predicate in the owner's scope; ``replaces`` names other
+        records it supersedes. ``role`` is who stated it: ``system`` (the application) or
+        ``tool`` (an agent, through a tool), or ``user``; never ``assistant``. From then
+        on it is recalled, touched, tiered, consolidated, decayed and forgotten like any
+        note.
+        """
+        from ._direct import checked_note_options, put_note
+
+        self._check_open()
+        stated_by = checked_role(role)
+        key, data_, importance_, fact_, replaced = checked_note_options(
+            key=key, data=data, importance=importance, role=stated_by, fact=fact, replaces=replaces
+        )
+        turn = Turn(
+            text=checked_text(text, limit=self.config.max_turn_chars, what="note"),
+            role=stated_by,
+            scope=coerce_scope(scope),
+            at=self._now(at),
+            key=key,
+        )
+        note, created = put_note(
+            self._backend,
+            self.embedder,
+            text=turn.text,
+            scope=turn.scope,
+            key=key,
+            data=data_,
+            importance=importance_,
+            role=turn.role,
+            fact=fact_,
+            replaces=replaced,
+            at=turn.at,
+        )
+        self._after_write([turn], [WriteResult(note.provenance[0], created, note)])
+        return note
+
+    awrite = in_worker_thread(write)
+    awrite_many = in_worker_thread(write_many)
+    arecall = in_worker_thread(recall)
+    afeedback = in_worker_thread(feedback)
+    asleep = in_worker_thread(sleep)
+    aconsolidate = in_worker_thread(consolidate)
+    aforget = in_worker_thread(forget)
+    aforget_scope = in_worker_thread(forget_scope)
+    aexplain = in_worker_thread(explain)
+    aput_note = in_worker_thread(put_note)
 
 
 _BUILTIN_SIGNALS = frozenset({"semantic", "recency", "frequency", "importance", "gate", "total"})

@@ -220,3 +220,16 @@ def search_text(note_text: str, tags: Tags | None = None) -> str:
     if tags.key is not None:
         extra.append(tags.key.predicate)
     return " ".join([stripped, *extra])
+
+
+def index_text(text: str, tags: Tags | None = None, *, evidence: str | None = None) -> str:
+    """What gets embedded for a record: for a note, the turn it was written from.
+
+    A note is compact and a rule writer drops words; the turn holds all of them. So a
+    note is found by what was said (its evidence, plus the writer's normalised tags) and
+    shown as the note. A record without evidence of its own (a summary, a procedure) is
+    found by its text.
+    """
+    if evidence is None:
+        return search_text(text, tags)
+    return search_text(evidence, tags) if tags is not None else evidence

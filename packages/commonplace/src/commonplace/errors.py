@@ -10,6 +10,7 @@ Every error raised on purpose by commonplace or its integrations derives from
      |    +-- InvalidURLError                a store URL that cannot be opened
      +-- NotFoundError (KeyError)            no record with that id in this store
      +-- PluginError                         a hook implementation misbehaved
+     +-- EmbedderUnavailableError            a model's runtime or weights are missing or damaged
      +-- StoreError                          the store cannot be used as it is
           +-- StoreClosedError               the Memory was closed
           +-- CorruptStoreError              the file is not a healthy commonplace store
@@ -26,6 +27,7 @@ __all__ = [
     "CommonplaceError",
     "CorruptStoreError",
     "EmbedderMismatchError",
+    "EmbedderUnavailableError",
     "InvalidInputError",
     "InvalidScopeError",
     "InvalidTypeError",
@@ -67,6 +69,12 @@ class NotFoundError(CommonplaceError, KeyError):
 
 class PluginError(CommonplaceError):
     """A hook implementation returned something commonplace cannot use."""
+
+
+class EmbedderUnavailableError(CommonplaceError):
+    """An embedding model cannot run here: its runtime or weights are not installed, or
+    its weights file does not match the SHA-256 it is pinned to. The message says which
+    ``pip`` command installs what is missing."""
 
 
 class StoreError(CommonplaceError):

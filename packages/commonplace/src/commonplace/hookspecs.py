@@ -50,6 +50,19 @@ def commonplace_embedder(name: str | None) -> Embedder | None:
 
 
 @hookspec(firstresult=True)
+def commonplace_adapt_embedder(model: object) -> Embedder | None:
+    """Wrap ``model``, another framework's embedding model, as an :class:`Embedder`.
+
+    Called when ``Memory(embedder=model)`` (or ``reembed(to=model)``) gets an object
+    that is not an Embedder already. Return ``None`` for objects you do not adapt.
+    The wrapper's ``name`` must come from the model's identity (class, model name,
+    dimension) so that two models never share a store silently. Adapters registered
+    in the ``commonplace.embedder_adapters`` entry-point group, named after the
+    framework's top-level package, are loaded only for objects of that framework.
+    """
+
+
+@hookspec(firstresult=True)
 def commonplace_backend(url: str, scheme: str) -> Backend | None:
     """Open the store at ``url`` if ``scheme`` (``sqlite``, ``weaviate`` ...) is yours.
 

@@ -111,11 +111,15 @@ class RecallCompiler:
         relevant = [i for i in found if i.score.semantic >= config.relevance_floor]
         if top_k is not None:
             relevant = relevant[:top_k]
+        relevant = _with_successors(relevant, found)
         # what is shown without being searched for is scored against the query all the same
         have = {i.record.id for i in relevant}
+        best = max((i.score.semantic for i in found), default=None)
         unsearched = {
             i.record.id: i
-            for i in self._score([r for r in (*hot, *recent) if r.id not in have], vector, query, now)
+            for i in self._score(
+                [r for r in (*hot, *recent) if r.id not in have], vector, query, now, best
+            )
         }
         # everything the context may show is checked, whatever section it lands in
         considered = {r.id: r for r in [i.record for i in relevant] + hot + recent}
@@ -142,7 +146,11 @@ class RecallCompiler:
                 share=0.25,
             ),
             # below every relevant note: what answers the question fills the budget first
-            Section("Recent notes", [record_line(r, 0.9 - n / 1000) for n, r in enumerate(fresh)]),
+            Section(
+                "Recent notes",
+                # oldest first, as the relevant ones: a timeline under day headings
+                [record_line(r, 0.9 - n / 1000) for n, r in reversed(list(enumerate(fresh)))],
+            ),
             Section(
                 "Relevant notes",
                 [
@@ -153,9 +161,7 @@ class RecallCompiler:
         ]
         text, included = compile_context(sections, budget_tokens=budget)
         kept = set(included)
-        items = [
-            replace(i, section="relevant") for i in relevant if i.record.id in kept
-        ] + [
+        items = [replace(i, section="relevant") for i in relevant if i.record.id in kept] + [
             replace(unsearched.get(r.id) or _unscored(r), section=section)
             for section, records in (("hot", hot), ("recent", fresh))
             for r in records
@@ -163,7 +169,11 @@ class RecallCompiler:
         ]
         items.sort(key=lambda i: -i.score.total)
         recall_id = "rc_" + uuid.uuid4().hex[:24]
-        retrieved = tuple(i.record.id for i in items if i.section == "relevant")
+        # what the search put forward is the few best relevant notes, not everything the
+        # budget had room for: only those count as accessed, and as ignored when unused
+        retrieved = tuple(
+            i.record.id for i in items if i.section == "relevant" and i.score.gate > 0
+        )[: top_k or _DEFAULT_K]
         if retrieved and config.touch_on_recall and as_of is None:
             self._backend.touch(list(retrieved), at=now)
         shown_ids = tuple(dict.fromkeys(included))
@@ -184,6 +194,7 @@ class RecallCompiler:
             disagreements=tuple(flags),
             searched=searched,
             as_of=as_of,
+            retrieved=retrieved,
         )
 
     # -- search and rerank --------------------------------------------------------------
@@ -224,15 +235,25 @@ class RecallCompiler:
         return items
 
     def _score(
-        self, records: Sequence[Record], vector: Vectors, query: str, now: datetime
+        self,
+        records: Sequence[Record],
+        vector: Vectors,
+        query: str,
+        now: datetime,
+        best: float | None,
     ) -> list[RecallItem]:
-        """Score records that were shown without a search (hot and recent ones)."""
+        """Score records shown without a search (hot and recent ones), gated against the
+        best relevance the search found."""
         candidates = [
-            Candidate(c.record, c.similarity, keyword_coverage(query, search_text(c.record.text, c.record.tags)))
+            Candidate(
+                c.record,
+                c.similarity,
+                keyword_coverage(query, search_text(c.record.text, c.record.tags)),
+            )
             for c in self._as_candidates(list(records), vector)
         ]
         scores = score_candidates(
-            candidates, query=query, now=now, config=self._config, signals=self._signals
+            candidates, query=query, now=now, config=self._config, signals=self._signals, best=best
         )
         return [RecallItem(c.record, s) for c, s in zip(candidates, scores)]
 
@@ -321,6 +342,20 @@ def _keep_order(items: list[RecallItem]) -> list[RecallItem]:
             item = replace(item, score=replace(item.score, total=ceiling * 0.999))
         by_id[record.id] = replace(item, note=note)
     return list(by_id.values())
+
+
+def _with_successors(relevant: list[RecallItem], found: list[RecallItem]) -> list[RecallItem]:
+    """A superseded record is never shown without what replaced it: the current value
+    joins the relevant records (scored as it is) when the old one is among them."""
+    by_id = {i.record.id: i for i in found}
+    shown = {i.record.id for i in relevant}
+    out = list(relevant)
+    for item in relevant:
+        successor = by_id.get(item.record.superseded_by or "")
+        if successor is not None and successor.record.id not in shown:
+            out.append(successor)
+            shown.add(successor.record.id)
+    return sorted(out, key=lambda i: -i.score.total)
 
 
 def _authority_order(items: list[RecallItem]) -> list[RecallItem]:

@@ -78,7 +78,9 @@ def day_label(when: datetime) -> str:
 
 def record_line(record: Record, priority: float, note: str | None = None) -> Line:
     suffix = f" ({neutralise(note)})" if note else ""
-    return Line(f"- {neutralise(record.text)}{suffix}", priority, record.id, day_label(record.created_at))
+    return Line(
+        f"- {neutralise(record.text)}{suffix}", priority, record.id, day_label(record.created_at)
+    )
 
 
 def compile_context(sections: Sequence[Section], *, budget_tokens: int) -> tuple[str, list[str]]:
@@ -101,7 +103,10 @@ def compile_context(sections: Sequence[Section], *, budget_tokens: int) -> tuple
             cost += count_tokens(sections[s_index].title + ":\n")
         if line.group is not None and (s_index, line.group) not in headed:
             cost += count_tokens(line.group + ":\n")
-        if spent + cost > budget_tokens or used[s_index] + cost > sections[s_index].share * budget_tokens:
+        if (
+            spent + cost > budget_tokens
+            or used[s_index] + cost > sections[s_index].share * budget_tokens
+        ):
             continue
         kept.append(entry)
         titled.add(s_index)

@@ -27,7 +27,8 @@ _NEGATION = re.compile(
 
 # "switched from vim to emacs": what it left is named, the key it changed is not
 _SWITCHED = re.compile(
-    r"\b(?:switched|changed|moved|converted|migrated|went)(?: over| back)? from (?P<old>[^.;,!?]+?) to\b",
+    r"\b(?:switched|changed|moved|converted|migrated|went)(?: over| back)? from "
+    r"(?P<old>[^.;,!?]+?) to\b",
     re.IGNORECASE,
 )
 
@@ -94,9 +95,9 @@ def _disagree(a: _Reading, b: _Reading) -> str | None:
             return f"{ka.subject}.{ka.predicate} is {va!r} in one and {vb!r} in the other"
         return None
     for new, old in ((a, b), (b, a)):
-        if new.switched_from is not None and old.switched_from is None:
-            if new.switched_from <= old.terms:
-                return f"one says it switched from {new.switched_text}"
+        left = new.switched_from
+        if left is not None and old.switched_from is None and left <= old.terms:
+            return f"one says it switched from {new.switched_text}"
     if a.negated != b.negated and a.content and a.content == b.content:
         return "one negates the other"
     return None

@@ -66,7 +66,11 @@ class Recall:
     ``disagreements`` the pairs flagged as contradicting each other. ``text``
     is the compiled context (what ``render()`` returns), ``tokens`` its size
     in ``cl100k_base`` tokens, ``included`` the ids of the records that fit
-    the budget. ``id`` names this recall for :meth:`Memory.feedback`.
+    the budget. ``retrieved`` are the few best relevant records the search put
+    forward (at most ``top_k``, 10 without it): they count as accessed, and
+    feedback counts each as used or ignored; the rest of the budget is filled
+    with other relevant notes, shown but not counted. ``id`` names this recall
+    for :meth:`Memory.feedback`.
     """
 
     id: str
@@ -84,6 +88,7 @@ class Recall:
     disagreements: tuple[Disagreement, ...] = ()
     searched: bool = True
     as_of: datetime | None = None
+    retrieved: tuple[str, ...] = ()
 
     def render(self) -> str:
         """The compiled context, as the text an LLM would see."""
@@ -110,6 +115,7 @@ class Recall:
             "recent": [r.id for r in self.recent],
             "disagreements": [[d.first, d.second, d.reason] for d in self.disagreements],
             "included": list(self.included),
+            "retrieved": list(self.retrieved),
             "tokens": self.tokens,
             "text": self.text,
         }

@@ -109,8 +109,11 @@ def score_candidates(
     now: datetime,
     config: Config,
     signals: Sequence[ScoreSignal] = (),
+    best: float | None = None,
 ) -> list[Score]:
-    """Scores in the order of ``candidates``."""
+    """Scores in the order of ``candidates``. ``best`` is the best relevance of the pool
+    they are judged against, when that is not theirs alone (records shown without being
+    searched for must not be gated against each other only)."""
     if not candidates:
         return []
     w = config.weights
@@ -119,7 +122,7 @@ def score_candidates(
         (1 - alpha) * min(1.0, max(0.0, c.similarity)) + alpha * min(1.0, max(0.0, c.keyword))
         for c in candidates
     ]
-    best = max(relevance)
+    best = max(relevance) if best is None else max(best, *relevance)
     scores = []
     for candidate, semantic in zip(candidates, relevance):
         record = candidate.record
@@ -139,7 +142,9 @@ def score_candidates(
         # what the user asked is kept, but a statement that answers it must come first
         asked = record.tags.modality is Modality.QUESTION
         modality_factor = config.question_factor if asked else 1.0
-        total = (w.semantic * semantic + gate * lift) * accessibility * tier_factor * modality_factor
+        total = (
+            (w.semantic * semantic + gate * lift) * accessibility * tier_factor * modality_factor
+        )
         scores.append(
             Score(
                 total,

@@ -12,6 +12,7 @@ from ._protocol import (
     Link,
     RecallLog,
     RecordQuery,
+    ReembedState,
     TurnWrite,
 )
 from ._sqlite import SQLiteBackend
@@ -28,6 +29,7 @@ __all__ = [
     "ROLLING_SUMMARY",
     "RecallLog",
     "RecordQuery",
+    "ReembedState",
     "SQLiteBackend",
     "TurnWrite",
 ]

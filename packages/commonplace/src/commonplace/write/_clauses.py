@@ -18,9 +18,7 @@ import re
 from .._text import STOPWORDS
 from . import _lexicon as lex
 
-_SPEAKER = re.compile(
-    r"^\s*(?P<name>[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,2})\s*:\s+(?=\S)"
-)
+_SPEAKER = re.compile(r"^\s*(?P<name>[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,2})\s*:\s+(?=\S)")
 _PLEASANTRY = re.compile(r"(?:" + "|".join(f"(?:{p})" for p in lex.PLEASANTRY_PATTERNS) + r")")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 # Capitalised words: names said to the listener ("Hey Mel!", "Thanks, Caroline.") are

@@ -617,7 +617,8 @@ EVALUATIVE_WORDS = frozenset(
     cute adorable congrats congratulations love loved guts rock best bravo""".split()
 )
 FIRST_PERSON_WORDS = frozenset(
-    "i me my mine myself we us our ours ourselves i'm im i've i'll i'd we're we've we'll we'd".split()
+    """i me my mine myself we us our ours ourselves i'm im i've i'll i'd we're we've we'll
+    we'd""".split()
 )
 SECOND_PERSON_WORDS = frozenset("you your yours yourself you're you've you'll you'd u ur".split())
 # "Note: ..." and "Update: ..." are labels, not speakers named before a colon.

@@ -153,7 +153,8 @@ class WritePipeline:
             return None
         # a note is found by what was said (its evidence), and shown as the note
         return embed_checked(
-            self._embedder, [index_text(n.text, n.tags, evidence=texts[n.provenance[0]]) for n in notes]
+            self._embedder,
+            [index_text(n.text, n.tags, evidence=texts[n.provenance[0]]) for n in notes],
         )
 
     # -- merge and supersede -------------------------------------------------------------

@@ -324,7 +324,23 @@ _FACT_PATTERNS: tuple[tuple[re.Pattern[str], str, str, str | None], ...] = tuple
             r"(?P<v>"
             + _NAME
             + r") is (?:now )?(?:my|our) (?:new )?(?P<p>(?:"
-            + "|".join(lex.KIN_WORDS + lex.PARTNER_WORDS + ("manager", "boss", "landlord", "teacher", "coach", "doctor", "therapist", "mentor", "roommate", "neighbour", "neighbor"))
+            + "|".join(
+                lex.KIN_WORDS
+                + lex.PARTNER_WORDS
+                + (
+                    "manager",
+                    "boss",
+                    "landlord",
+                    "teacher",
+                    "coach",
+                    "doctor",
+                    "therapist",
+                    "mentor",
+                    "roommate",
+                    "neighbour",
+                    "neighbor",
+                )
+            )
             + r"))\b",
             "user",
             "",

@@ -1,0 +1,156 @@
+"""Notes stated directly: a memory an application keeps on purpose, not a turn's note.
+
+:meth:`Memory.write` hands a conversation turn to the note writer, which may keep one
+note (in its own words), merge it into a near-duplicate or keep nothing. A store item,
+or a fact a tool was asked to keep, is different: the caller has already decided what
+the memory is and what it says. :func:`put_note` keeps it as it is, in one
+transaction, as the same two records any memory is made of:
+
+- an episode holding exactly what was given (the evidence, immutable), and
+- a note with that text, derived from it (provenance), embedded and searchable.
+
+With a ``fact`` key, a new note supersedes the current notes with that key in the
+owner's scope (they get ``valid_to``, ``superseded_by`` and go cold, and summaries
+built on them are invalidated), so an update keeps its history and ``as_of`` recalls
+still answer what was true before. From then on the note lives like any other:
+recalled, touched, promoted, consolidated, decayed and forgotten by the lifecycle.
+
+The firewall holds: an assistant's words never become a note, here either. What an
+agent asks a tool to keep comes in with role ``tool``; what an application stores,
+with role ``system``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from ._records import Episode, FactKey, Kind, Record, Role, Tags, Tier, episode_id, note_id
+from ._records import search_text as embedded_text
+from ._scope import Scope, owner_scope
+from .embedders import Embedder
+from .embedders._protocol import embed_checked
+from .errors import InvalidInputError, InvalidTypeError, NotFoundError
+from .stores import Backend, RecordQuery, TurnWrite
+
+MAX_DATA_CHARS = 2_000_000
+_MAX_KEY_CHARS = 256
+
+
+def checked_note_options(
+    *,
+    key: object,
+    data: object,
+    importance: object,
+    role: Role,
+    fact: object,
+    replaces: object,
+) -> tuple[str, dict[str, Any], float, FactKey | None, tuple[str, ...]]:
+    """The options of :meth:`Memory.put_note`, validated before anything is written."""
+    if not isinstance(key, str) or not key or len(key) > _MAX_KEY_CHARS:
+        raise InvalidInputError(
+            f"key must be a non-empty str of at most {_MAX_KEY_CHARS} characters that names "
+            "this put (a new key for a new version)"
+        )
+    if role is Role.ASSISTANT:
+        raise InvalidInputError(
+            "an assistant's words never become a note; keep what an agent saved through a "
+            "tool with role='tool', and what the application stores with role='system'"
+        )
+    if isinstance(importance, bool) or not isinstance(importance, (int, float)):
+        raise InvalidTypeError(f"importance must be a number in [0, 1], not {importance!r}")
+    if not math.isfinite(importance):
+        raise InvalidInputError(f"importance must be a finite number in [0, 1], not {importance}")
+    if fact is not None and not isinstance(fact, FactKey):
+        raise InvalidTypeError("fact must be a commonplace.FactKey(subject, predicate) or None")
+    if isinstance(replaces, str) or not isinstance(replaces, Iterable):
+        raise InvalidTypeError("replaces must be a list of record ids")
+    replaced = tuple(replaces)
+    if not all(isinstance(r, str) and r for r in replaced):
+        raise InvalidTypeError("replaces must be a list of record ids (non-empty str)")
+    return key, _checked_data(data), min(1.0, max(0.0, float(importance))), fact, replaced
+
+
+def put_note(
+    backend: Backend,
+    embedder: Embedder,
+    *,
+    text: str,
+    scope: Scope,
+    key: str,
+    data: Mapping[str, Any],
+    importance: float,
+    role: Role,
+    fact: FactKey | None,
+    replaces: tuple[str, ...],
+    at: datetime,
+) -> tuple[Record, bool]:
+    """Store the episode and its note; returns the note and whether it was new.
+
+    The same ``key`` in the same scope is the same put: sending it again changes
+    nothing and returns the note already stored.
+    """
+    eid = episode_id(scope, role, text, key)
+    nid = note_id(eid)
+    if backend.existing_episode_ids({eid}):
+        existing = backend.get_record(nid)
+        if existing is None:
+            raise NotFoundError(
+                f"the put {key!r} was stored before and its note is gone (forgotten); put "
+                "again with a new key"
+            )
+        return existing, False
+    owner = owner_scope(scope)
+    old: list[str] = []
+    for rid in replaces:
+        record = backend.get_record(rid)
+        if record is None or not owner.contains(record.scope):
+            raise NotFoundError(f"no active record {rid!r} to replace in scope {owner}")
+        old.append(rid)
+    if fact is not None:
+        old += [
+            r.id
+            for r in backend.iter_records(
+                RecordQuery(
+                    scope=owner, subject=fact.subject, predicate=fact.predicate, superseded=False
+                )
+            )
+            if r.id not in old
+        ]
+    episode = Episode(id=eid, scope=scope, role=role, text=text, at=at, meta={"put_note": key})
+    note = Record(
+        id=nid,
+        kind=Kind.NOTE,
+        scope=scope,
+        text=text,
+        tags=Tags(importance=importance, key=fact),
+        provenance=(eid,),
+        created_at=at,
+        last_access=at,
+        tier=Tier.WARM,
+        valid_from=at if fact is not None else None,
+        data=dict(data),
+    )
+    # the fact key names the note for lookups; it says nothing about what the note is about
+    vectors = embed_checked(embedder, [embedded_text(text)])
+    backend.write_turns([TurnWrite(episode, note, supersedes=tuple(old))], vectors)
+    return note, True
+
+
+def _checked_data(data: object) -> dict[str, Any]:
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping) or not all(isinstance(k, str) for k in data):
+        raise InvalidTypeError("data must be a mapping with str keys")
+    try:
+        encoded = json.dumps(dict(data), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"data must be JSON-serialisable ({exc})") from None
+    except RecursionError:
+        raise InvalidInputError("data is nested too deeply to store; flatten it") from None
+    if len(encoded) > MAX_DATA_CHARS:
+        raise InvalidInputError(f"data is over {MAX_DATA_CHARS} characters as JSON; store less")
+    return dict(json.loads(encoded))

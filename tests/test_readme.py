@@ -1,0 +1,30 @@
+"""Every Python example in the README runs, verbatim, in a fresh folder.
+
+A new user copies these first: a crash there (as `recall.items[0]` once was, when a scope
+held too few notes to search) is the first thing they see of the library.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+
+
+def test_the_readme_has_python_examples() -> None:
+    assert BLOCKS, "README.md lost its Python examples"
+
+
+@pytest.mark.parametrize("code", BLOCKS, ids=[f"block{n}" for n in range(len(BLOCKS))])
+def test_a_readme_example_runs_verbatim(
+    code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("COMMONPLACE_URL", raising=False)
+    # the example fails this test by raising (the IndexError it once raised, say)
+    exec(compile(code, f"README.md ({len(code.splitlines())} lines)", "exec"), {})
