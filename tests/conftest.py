@@ -1,7 +1,16 @@
-"""Fixtures shared by every test: real SQLite files and simulated time."""
+"""Fixtures shared by every test: real SQLite files and simulated time.
+
+New stores in the suite use the hashing embedder unless a test asks for the default
+(``monkeypatch.delenv("COMMONPLACE_EMBEDDER")``): most tests are about the store, the
+writer and the rerank, whose assertions were written for exact wording, and the hashing
+embedder is about 40 times faster than the semantic default on this machine. The default
+itself is exercised by tests/core/test_default_embedder.py, the README test and the demo
+test. Child processes inherit the setting.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -9,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from commonplace import Config, ManualClock, Memory
+
+os.environ.setdefault("COMMONPLACE_EMBEDDER", "hashing")
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 

@@ -26,5 +26,6 @@ def test_a_readme_example_runs_verbatim(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.delenv("COMMONPLACE_URL", raising=False)
+    monkeypatch.delenv("COMMONPLACE_EMBEDDER", raising=False)  # what a new user gets
     # the example fails this test by raising (the IndexError it once raised, say)
     exec(compile(code, f"README.md ({len(code.splitlines())} lines)", "exec"), {})

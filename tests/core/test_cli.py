@@ -12,9 +12,17 @@ import pytest
 from commonplace._cli import main
 
 
-def test_demo_narrates_writes_skips_recalls_and_context(capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_narrates_writes_skips_recalls_and_context(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COMMONPLACE_EMBEDDER", raising=False)  # the demo on the real default
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
+    assert "embedder: all-MiniLM-L6-v2-onnx-int8-" in out
+    # a paraphrase finds the fact: the move to Porto answers "where do I live these days?"
+    answers = out.split("? Where do I live these days?")[1].split("\n?")[0]
+    first = next(line for line in answers.splitlines() if line.strip().startswith("1 "))
+    assert "Porto" in first, answers
     assert out.count("=== session on") >= 4
     assert "-> note [statement" in out and "-> skipped: noise" in out
     assert "-> episode only: assistant turns never become notes" in out

@@ -136,6 +136,10 @@ def test_a_long_mixed_workload_grows_only_with_its_data(tmp_path: Path) -> None:
         + RSS_ALLOWANCE
     )
     grown = final["rss"] - baseline
+    tally("soak: memory grown (MiB)", round(grown / MiB))
+    tally("soak: memory the data explains (MiB)", round(explained / MiB))
+    tally("soak: file at the end (MiB)", round(final["file"] / MiB))
+    tally("soak: data in its tables at the end (MiB)", round(final["logical"] / MiB))
     if grown > explained:
         problems.append(
             f"memory grew {grown / MiB:.1f} MiB, the data explains "

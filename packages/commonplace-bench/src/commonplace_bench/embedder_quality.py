@@ -416,8 +416,13 @@ def _why(candidates: Sequence[Candidate], tokens: tuple[float, float] | None) ->
         "The faster candidates would trade recall that users notice for speed that no turn "
         "waits for: a paraphrase of a fact must find it (DESIGN 1.11). The price is "
         + (
-            f"{chosen.install_mb:,.0f} MB of extra installed packages (onnxruntime is most of "
-            "it; no torch)"
+            f"{chosen.install_mb:,.0f} MB of extra installed packages ("
+            + ", ".join(
+                f"{name} {size:,.0f} MB"
+                for name in _NEEDS[DEFAULT]
+                if (size := install_megabytes((name,))) is not None
+            )
+            + ", each with what it pulls in; no torch)"
             if chosen.install_mb is not None
             else "the onnxruntime, tokenizers and weights wheels"
         )
@@ -430,7 +435,7 @@ def _why(candidates: Sequence[Candidate], tokens: tuple[float, float] | None) ->
 
 
 def _threads() -> int:
-    return max(1, min((os.cpu_count() or 1) // 2, 4))
+    return max(1, min(os.cpu_count() or 1, 4))
 
 
 def _cpu() -> str:
@@ -538,7 +543,7 @@ def render_doc(
         "each list embedded in one call (the embedders batch it themselves), repeated to "
         f"last at least a second; the median of {runs} warm runs per embedder in the same "
         "process, the embedders taking turns run by run. onnxruntime models use their "
-        f"default of half the cores, at most 4 (here {_threads()}), without spinning. "
+        f"default of the usable cores, at most 4 (here {_threads()}), without spinning. "
         "Wall-clock rates depend on whatever else "
         f"runs on the machine (1-minute load average {load} when the benchmark started, on "
         "a VM shared with other work); rates per CPU second (this process, all threads) "

@@ -123,8 +123,8 @@ class ParaphraseMiniLML3Embedder:
         self._name = f"paraphrase-MiniLM-L3-v2-onnx-{hashlib.sha256(model).hexdigest()[:12]}"
         self._tokenizer = bert_tokenizer(max_length=128, tokenizers=tokenizers)
         options = ort.SessionOptions()
-        # the same default as commonplace's MiniLMEmbedder: half the cores, at most 4
-        options.intra_op_num_threads = threads or max(1, min((os.cpu_count() or 1) // 2, 4))
+        # the same default as commonplace's MiniLMEmbedder: the cores, at most 4
+        options.intra_op_num_threads = threads or max(1, min(os.cpu_count() or 1, 4))
         options.log_severity_level = 3
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(

@@ -97,9 +97,16 @@ class ScaleResult:
 
 
 def measure(
-    size: int, *, folder: Path, queries: int = 200, batch: int = 500, seed: int = 1
+    size: int,
+    *,
+    folder: Path,
+    queries: int = 200,
+    batch: int = 500,
+    seed: int = 1,
+    model: Embedder | None = None,
 ) -> ScaleResult:
-    embedder = CachedQueries(HashingEmbedder())
+    """One run at ``size`` notes; ``model`` is the embedder (hashing when not given)."""
+    embedder = CachedQueries(model or HashingEmbedder())
     clock = ManualClock(datetime(2026, 1, 1, tzinfo=timezone.utc))
     path = folder / f"scale-{size}.db"
     turns = synthetic_turns(size, seed=seed)
@@ -158,7 +165,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000])
     parser.add_argument("--runs", type=int, default=3, help="repeat and take medians")
+    parser.add_argument(
+        "--embedder",
+        choices=("hashing", "default"),
+        default="hashing",
+        help="hashing keeps the model's cost out of the write rate; default is MiniLM",
+    )
     args = parser.parse_args(argv)
+    model: Embedder | None = None
+    if args.embedder == "default":
+        from commonplace.embedders import MiniLMEmbedder
+
+        model = MiniLMEmbedder()
     print(
         "| notes | write turns/s (wall / CPU) | recall p50 ms (embed excluded) | p95 ms | "
         "p50 ms (embed included) | recall p50 CPU ms | file MiB |"
@@ -177,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         results = []
         for run in range(args.runs):
             with tempfile.TemporaryDirectory() as folder:
-                results.append(measure(size, folder=Path(folder), seed=run + 1))
+                results.append(measure(size, folder=Path(folder), seed=run + 1, model=model))
         med = {f: statistics.median(getattr(r, f) for r in results) for f in fields}
         print(
             f"| {size:,} | {med['write_turns_per_s']:,.0f} / {med['write_cpu_turns_per_s']:,.0f}"

@@ -11,13 +11,17 @@ from pathlib import Path
 import pluggy
 
 from . import hookspecs
-from .embedders import Embedder, HashingEmbedder
-from .errors import InvalidTypeError, InvalidURLError, PluginError
+from .embedders import Embedder, HashingEmbedder, MiniLMEmbedder
+from .errors import InvalidInputError, InvalidTypeError, InvalidURLError, PluginError
 from .hookspecs import hookimpl
 from .stores import Backend, SQLiteBackend
 from .write import NoteDraft, RuleNoteWriter, Skip, Turn
 
 _HASHING_NAME = re.compile(r"commonplace-hashing-v1-(\d+)")
+_MINILM_NAME = re.compile(r"all-MiniLM-L6-v2-onnx-int8-[0-9a-f]{12}")
+#: names the embedder a new store gets (a pinned store keeps its own): "hashing" for the
+#: zero-dependency choice, or any name the ``commonplace_embedder`` hook resolves
+EMBEDDER_ENV = "COMMONPLACE_EMBEDDER"
 
 
 class BuiltinPlugin:
@@ -33,15 +37,40 @@ class BuiltinPlugin:
     @hookimpl(trylast=True)
     def commonplace_embedder(self, name: str | None) -> Embedder | None:
         if name is None:
-            return HashingEmbedder()
-        match = _HASHING_NAME.fullmatch(name)
-        return HashingEmbedder(dim=int(match.group(1))) if match else None
+            return _default_embedder()
+        return _embedder_named(name)
 
     @hookimpl(trylast=True)
     def commonplace_backend(self, url: str, scheme: str) -> Backend | None:
         if scheme != "sqlite":
             return None
         return SQLiteBackend(sqlite_path(url))
+
+
+def _embedder_named(name: str) -> Embedder | None:
+    match = _HASHING_NAME.fullmatch(name)
+    if match:
+        return HashingEmbedder(dim=int(match.group(1)))
+    if _MINILM_NAME.fullmatch(name):
+        model = MiniLMEmbedder()
+        return model if model.name == name else None  # pinned to other weights
+    return None
+
+
+def _default_embedder() -> Embedder:
+    """The semantic default for a new store, or what ``$COMMONPLACE_EMBEDDER`` names."""
+    configured = os.environ.get(EMBEDDER_ENV, "").strip()
+    if not configured:
+        return MiniLMEmbedder()
+    if configured.lower() == "hashing":
+        return HashingEmbedder()
+    found = _embedder_named(configured)
+    if found is None:
+        raise InvalidInputError(
+            f"${EMBEDDER_ENV}={configured!r} names no embedder commonplace knows; use "
+            "'hashing', 'commonplace-hashing-v1-256', or unset it for the semantic default"
+        )
+    return found
 
 
 def make_plugin_manager(

@@ -222,7 +222,7 @@ class RecallCompiler:
         if as_of is not None:
             pool = [c for c in pool if c.record.valid_at(as_of)]
         else:
-            pool = self._with_heads(pool, vector, scope)
+            pool = _inherit_relevance(self._with_heads(pool, vector, scope))
         notes: dict[str, str] = {}
         pool = self._with_links(pool, vector, scope, notes, as_of=as_of)
         pool = [c for c in pool if not _asks_itself(c.record, query, asked)]
@@ -321,6 +321,23 @@ class RecallCompiler:
             return []
         sims = self._backend.get_vectors([r.id for r in records]) @ vector
         return [Candidate(r, float(s)) for r, s in zip(records, np.atleast_1d(sims))]
+
+
+def _inherit_relevance(pool: list[Candidate]) -> list[Candidate]:
+    """What replaced a fact is as relevant as the fact: a question the old value answers
+    ("where do I live?" for "I live in Lisbon") is answered now by what superseded it
+    ("we just moved to Porto"), whatever words either uses."""
+    by_id = {c.record.id: c for c in pool}
+    for rid in sorted(by_id, key=lambda r: by_id[r].record.created_at):  # along each chain
+        candidate = by_id[rid]
+        successor = by_id.get(candidate.record.superseded_by or "")
+        if successor is not None:
+            by_id[successor.record.id] = Candidate(
+                successor.record,
+                max(successor.similarity, candidate.similarity),
+                max(successor.keyword, candidate.keyword),
+            )
+    return list(by_id.values())
 
 
 def _keep_order(items: list[RecallItem]) -> list[RecallItem]:

@@ -9,6 +9,7 @@ budget holds; no entry is ever cut mid-sentence.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -98,11 +99,11 @@ def compile_context(sections: Sequence[Section], *, budget_tokens: int) -> tuple
     kept: list[tuple[Line, int, int]] = []
     for entry in sorted(entries, key=lambda e: -e[0].priority):
         line, s_index, _ = entry
-        cost = count_tokens(line.text + "\n")
+        cost = _line_cost(line.text)
         if s_index not in titled:
-            cost += count_tokens(sections[s_index].title + ":\n")
+            cost += _line_cost(sections[s_index].title + ":")
         if line.group is not None and (s_index, line.group) not in headed:
-            cost += count_tokens(line.group + ":\n")
+            cost += _line_cost(line.group + ":")
         if (
             spent + cost > budget_tokens
             or used[s_index] + cost > sections[s_index].share * budget_tokens
@@ -121,6 +122,11 @@ def compile_context(sections: Sequence[Section], *, budget_tokens: int) -> tuple
     ordered = sorted(kept, key=lambda e: (e[1], e[2]))
     ids = [e[0].record_id for e in ordered if e[0].record_id is not None]
     return _render(sections, ordered), list(dict.fromkeys(ids))
+
+
+@functools.lru_cache(maxsize=65_536)  # the same notes are packed recall after recall
+def _line_cost(text: str) -> int:
+    return count_tokens(text + "\n")
 
 
 def _render(sections: Sequence[Section], kept: Sequence[tuple[Line, int, int]]) -> str:

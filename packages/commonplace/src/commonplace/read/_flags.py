@@ -9,6 +9,7 @@ settled which one holds.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Sequence
@@ -46,14 +47,20 @@ class _Reading:
 
 
 def _read(record: Record) -> _Reading:
-    switched = _SWITCHED.search(record.text)
-    left = None if switched is None else content_terms(switched.group("old")) - {"user"}
-    return _Reading(
-        record,
-        negated(record.text),
-        _content(record.text),
-        content_terms(record.text),
-        left or None if switched is not None else None,
+    return _Reading(record, *_text_reading(record.text))
+
+
+@functools.lru_cache(maxsize=65_536)  # record texts come back in recall after recall
+def _text_reading(
+    text: str,
+) -> tuple[bool, frozenset[str], frozenset[str], frozenset[str] | None, str]:
+    switched = _SWITCHED.search(text)
+    left = None if switched is None else (content_terms(switched.group("old")) - {"user"}) or None
+    return (
+        negated(text),
+        _content(text),
+        content_terms(text),
+        left,
         "" if switched is None else switched.group("old").strip(),
     )
 
