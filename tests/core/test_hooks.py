@@ -207,17 +207,26 @@ def test_commonplace_score_signals_are_added_and_explained(db_url: str) -> None:
 
 
 class ClashingPlugin:
+    def __init__(self, name: str = "recency") -> None:
+        self.name = name
+
     @hookimpl
     def commonplace_score_signals(self) -> Sequence[object]:
-        class Recency(Affect):
-            name = "recency"
+        class Clashing(Affect):
+            name = self.name
 
-        return [Recency()]
+        return [Clashing()]
 
 
-def test_commonplace_score_signals_may_not_shadow_builtins(db_url: str) -> None:
-    with pytest.raises(PluginError, match="recency"):
-        Memory(db_url, plugins=[ClashingPlugin()])
+# every name a breakdown shows is reserved, not only the four signals: a plugin signal named
+# "cosine" once overwrote the real cosine in every breakdown
+@pytest.mark.parametrize(
+    "name",
+    ["recency", "cosine", "keyword", "accessibility", "tier_factor", "modality_factor", "total"],
+)
+def test_commonplace_score_signals_may_not_shadow_builtins(db_url: str, name: str) -> None:
+    with pytest.raises(PluginError, match=name):
+        Memory(db_url, plugins=[ClashingPlugin(name)])
 
 
 # -- commonplace_summarise ----------------------------------------------------------

@@ -153,6 +153,16 @@ def test_the_same_value_again_is_not_a_supersession(memory: Memory, clock: Manua
     assert memory.explain(first.id).record.superseded_by is None  # type: ignore[union-attr]
 
 
+# every relation word the writer knows counts (the pipeline once had a shorter copy of the
+# list: "niece" against "coworker" raised nothing)
+@pytest.mark.parametrize("first", ["niece", "nephew", "landlord", "grandma", "flatmate"])
+def test_any_known_relation_with_a_shared_name_is_a_conflict(memory: Memory, first: str) -> None:
+    memory.write(f"My {first} Mia loves dinosaurs.", scope="ana")
+    memory.write("My coworker Mia is on holiday.", scope="ana")
+    (conflict,) = memory.conflicts(scope="ana")
+    assert first in conflict.reason and "coworker" in conflict.reason
+
+
 def test_two_people_with_one_name_go_to_the_conflict_queue(
     memory: Memory, clock: ManualClock
 ) -> None:

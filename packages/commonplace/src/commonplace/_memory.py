@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -40,7 +41,7 @@ from .errors import (
 from .lifecycle import ForgetReport, LifecycleReport
 from .lifecycle._forget import forget
 from .lifecycle._runner import Lifecycle
-from .read import Recall, ScoreSignal
+from .read import Recall, Score, ScoreSignal
 from .read._compiler import RecallCompiler
 from .read._feedback import Feedback, infer_used
 from .stores import (
@@ -644,4 +645,5 @@ class Memory:
     aput_note = in_worker_thread(put_note)
 
 
-_BUILTIN_SIGNALS = frozenset({"semantic", "recency", "frequency", "importance", "gate", "total"})
+# every name a breakdown already uses: a plugin signal named like one would overwrite it
+_BUILTIN_SIGNALS = frozenset(f.name for f in dataclasses.fields(Score)) - {"extra"}

@@ -26,6 +26,7 @@ from ..embedders._protocol import embed_checked
 from ..errors import PluginError
 from ..read._flags import negated
 from ..stores import Backend, Candidate, Conflict, RecordQuery, TurnWrite
+from . import _lexicon as lex
 from ._types import NoteDraft, Skip, Turn, WriteResult
 from ._updates import about, retracted, takes_back
 
@@ -38,10 +39,13 @@ _ENTITY_LINKS = 3
 _UPDATE_REACH = 10
 
 
+# "my sister Mia", "the user's coworker Mia": the relation words are the lexicon's, one home
 _RELATION = re.compile(
-    r"\b(?:[Mm]y|[Tt]he user's|[Oo]ur)\s+(wife|husband|partner|girlfriend|boyfriend|"
-    r"fianc[ée]e?|mom|mum|mother|dad|father|sister|brother|son|daughter|friend|boss|cousin|aunt|uncle|coworker|"
-    r"colleague|roommate|neighbou?r|manager|therapist|doctor|dog|cat)\s+([A-Z][\w'-]+)"
+    r"\b(?:[Mm]y|[Tt]he user's|[Oo]ur)\s+("
+    + "|".join(
+        re.escape(w) for w in sorted(lex.KIN_WORDS + lex.PARTNER_WORDS, key=len, reverse=True)
+    )
+    + r")\s+([A-Z][\w'-]+)"
 )
 
 
