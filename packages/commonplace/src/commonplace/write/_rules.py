@@ -27,6 +27,7 @@ from ._clauses import (
     without_greeting,
     without_speaker,
 )
+from ._tense import capitalise, third_person
 from ._types import NoteDraft, Skip, Turn
 
 # A sentence ends at . ! ? (not after a title or a common abbreviation), at a
@@ -388,75 +389,6 @@ _SELF_NAME = re.compile(
     re.IGNORECASE,
 )
 
-_PRONOUNS = {
-    "i": "the user",
-    "me": "the user",
-    "my": "the user's",
-    "mine": "the user's",
-    "myself": "themself",
-    "i'm": "the user is",
-    "im": "the user is",
-    "i've": "the user has",
-    "i'll": "the user will",
-    "i'd": "the user would",
-    "we": "the user",
-    "our": "the user's",
-    "us": "the user",
-    "we're": "the user is",
-    "we've": "the user has",
-    "we'll": "the user will",
-    "ours": "the user's",
-}
-_IRREGULAR = {
-    "am": "is",
-    "have": "has",
-    "do": "does",
-    "go": "goes",
-    "was": "was",
-    "can": "can",
-    "will": "will",
-    "would": "would",
-    "could": "could",
-    "should": "should",
-    "might": "might",
-    "must": "must",
-    "may": "may",
-    "did": "did",
-    "had": "had",
-    "don't": "doesn't",
-    "can't": "can't",
-    "won't": "won't",
-    "didn't": "didn't",
-    "wasn't": "wasn't",
-    "haven't": "hasn't",
-    "got": "got",
-    "shall": "shall",
-}
-_PAST_TENSE = frozenset(lex.PAST_TENSE)
-_ADVERBS = frozenset(
-    [
-        "just",
-        "also",
-        "still",
-        "never",
-        "always",
-        "often",
-        "usually",
-        "really",
-        "actually",
-        "finally",
-        "now",
-        "sometimes",
-        "recently",
-        "already",
-        "kinda",
-        "last",
-        "first",
-        "once",
-        "no",
-        "longer",
-    ]
-)
 _ORDINARY = (
     STOPWORDS
     | lex.SENTENCE_STARTERS
@@ -816,16 +748,17 @@ def _note_text(sentence: str, modality: Modality, subject: str = "the user") -> 
             body = "I " + body[:1].lower() + body[1:]  # "Got laid off today" -> "I got ..."
         elif _GERUND_START.match(body):
             body = "I'm " + body[:1].lower() + body[1:]  # "Researching agencies" -> "I'm ..."
-        return _capitalise(_third_person(body, subject).rstrip(" .!") + ".")
+        return capitalise(third_person(body, subject).rstrip(" .!") + ".")
     verb = {
         Modality.QUESTION: "asks",
         Modality.JOKE: "jokes",
         Modality.HYPOTHETICAL: "wonders hypothetically",
         Modality.QUOTE: "refers to what the assistant said",
     }[modality]
-    return f"{_capitalise(subject)} {verb}: “{body.rstrip()}”"
+    return f"{capitalise(subject)} {verb}: “{body.rstrip()}”"
 
 
+_WHITESPACE = re.compile(r"\s+")
 _LABEL_PREFIX = re.compile(r"^(?:update|fyi|btw|news|edit|note|ps)\s*:\s*", re.IGNORECASE)
 _LAUGH_EDGES = re.compile(
     r"^(?:(?:"
@@ -854,61 +787,3 @@ _GERUND_START = re.compile(
     r"[a-z]{2,}ing) [a-z]",
     re.IGNORECASE,
 )
-_TOKENS = re.compile(r"[\w'’]+|[^\w\s]+|\s+")
-_WORDLIKE = re.compile(r"[\w']")
-_CLAUSE_BREAK = re.compile(r"[,.;:!?]")
-_WHITESPACE = re.compile(r"\s+")
-_ES_ENDING = re.compile(r"(sh|ch|ss|x|z|o)$")
-_Y_ENDING = re.compile(r"[^aeiou]y$")
-
-
-def _third_person(text: str, who: str = "the user") -> str:
-    tokens = _TOKENS.findall(text)
-    out: list[str] = []
-    conjugate_next = False
-    subject_seen = False  # a clause that already has "I" joins clauses with "and I"
-    previous = ""
-    for token in tokens:
-        word = token.lower().replace("’", "'")
-        if token.isspace() or not _WORDLIKE.match(token):
-            out.append(token)
-            if _CLAUSE_BREAK.search(token):
-                subject_seen = False
-            continue
-        if word in _PRONOUNS:
-            out.append(_PRONOUNS[word].replace("the user", who))
-            subject = word in ("i", "we")
-            # "my brother and I haven't": a plural subject keeps its verb
-            conjugate_next = subject and not (previous == "and" and not subject_seen)
-            subject_seen = subject_seen or subject or word in ("i'm", "im", "i've", "i'll", "i'd")
-            previous = word
-            continue
-        previous = word
-        if conjugate_next:
-            if word in _ADVERBS:
-                out.append(token)
-                continue
-            out.append(_conjugate(token))
-            conjugate_next = False
-            continue
-        out.append(token)
-    return "".join(out)
-
-
-def _conjugate(verb: str) -> str:
-    lowered = verb.lower().replace("’", "'")
-    if lowered in _IRREGULAR:
-        return _IRREGULAR[lowered]
-    if lowered in _PAST_TENSE or not lowered.isalpha() or lowered.endswith("ed"):
-        return verb
-    if lowered.endswith("s") and not lowered.endswith("ss"):
-        return verb
-    if _ES_ENDING.search(lowered):
-        return verb + "es"
-    if _Y_ENDING.search(lowered):
-        return verb[:-1] + "ies"
-    return verb + "s"
-
-
-def _capitalise(text: str) -> str:
-    return text[:1].upper() + text[1:]
