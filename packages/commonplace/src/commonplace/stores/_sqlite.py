@@ -13,6 +13,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -65,6 +66,8 @@ from ._sqlite_rows import (
 from ._sqlite_schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from ._vector_index import VectorIndex
 
+# How long opening a store waits for another process to finish switching it to WAL.
+_WAL_PATIENCE_SECONDS = 30.0
 # Keyword search asks FTS5 for a few more rows than it needs (the status filter runs
 # after ranking), and is satisfied once the all-words search found this many.
 _KEYWORD_OVERFETCH = 2
@@ -112,7 +115,7 @@ class SQLiteBackend:
         with self._translate_errors():
             self._db.execute("PRAGMA busy_timeout = 30000")
             if self._path != ":memory:":
-                self._db.execute("PRAGMA journal_mode = WAL")
+                self._enable_wal()
                 # WAL with synchronous=NORMAL survives a killed process; FULL adds power loss.
                 self._db.execute("PRAGMA synchronous = NORMAL")
             if version < SCHEMA_VERSION:
@@ -123,6 +126,22 @@ class SQLiteBackend:
                         migrate(self._db)
                     self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                     self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _enable_wal(self) -> None:
+        """Switch to WAL. Changing the journal mode needs the file to itself for a moment
+        and SQLite may answer "locked" at once, without waiting out the busy timeout, when
+        another process opens the same new file: so wait and ask again, within bounds."""
+        deadline = time.monotonic() + _WAL_PATIENCE_SECONDS
+        delay = 0.005
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.25)
 
     def _check_header(self) -> int:
         """The schema version, read in one snapshot; refuses files that are not ours."""
