@@ -19,13 +19,24 @@ from datetime import datetime
 import pluggy
 
 from .._config import Config
-from .._records import Episode, Kind, Modality, Record, Role, Tags, Tier, index_text, note_id
+from .._records import (
+    Episode,
+    FactKey,
+    Kind,
+    Modality,
+    Record,
+    Role,
+    Tags,
+    Tier,
+    index_text,
+    note_id,
+)
 from .._scope import Scope, owner_scope
 from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
 from ..errors import PluginError
 from ..read._flags import negated
-from ..stores import Backend, Candidate, Conflict, RecordQuery, TurnWrite
+from ..stores import Backend, Conflict, RecordQuery, TurnWrite
 from . import _lexicon as lex
 from ._types import NoteDraft, Skip, Turn, WriteResult
 from ._updates import about, retracted, takes_back
@@ -52,6 +63,18 @@ _RELATION = re.compile(
 def relations(text: str) -> list[tuple[str, str]]:
     """(relation, name) pairs such as ("sister", "Mia") in a note's text."""
     return [(m.group(1).lower(), m.group(2)) for m in _RELATION.finditer(text)]
+
+
+def _replaces(
+    new: Record, key: FactKey | None, retraction: frozenset[str] | None, old: Record
+) -> bool:
+    """Whether the statement ``new`` replaces ``old``, which has no key it shares: ``old``
+    is about the subject ``new``'s key names, or says no more than ``new`` takes back."""
+    if old.tags.modality is not Modality.STATEMENT or negated(old.text):
+        return False
+    if key is not None and old.tags.key is None and about(key.predicate, old.text):
+        return True
+    return retraction is not None and takes_back(retraction, old.text)
 
 
 def _same_statement(twin: Record, note: Record) -> bool:
@@ -174,6 +197,7 @@ class WritePipeline:
         twins = self._near_duplicates([n for n in drafts if n is not None], vectors)
         writes: list[TurnWrite] = []
         kept: list[int] = []
+        newest: dict[Scope, datetime | None] = {}
         row = 0
         for turn, eid, note in zip(turns, ids, drafts):
             episode = Episode(
@@ -194,15 +218,12 @@ class WritePipeline:
                 writes.append(TurnWrite(episode, merge_into=twin.id, merged_tags=merged))
                 continue
             assert vectors is not None  # a note was drafted, so it was embedded
-            supersedes = self._superseded_by(note, vectors[row - 1])
-            writes.append(
-                TurnWrite(
-                    episode,
-                    note,
-                    supersedes=supersedes,
-                    superseded_at=self._arrives_late(note, vectors[row - 1]),
-                )
-            )
+            scope = owner_scope(note.scope)
+            if scope not in newest:  # one read per scope and batch, not per note
+                found = self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=1)
+                newest[scope] = found[0].created_at if found else None
+            supersedes, late = self._updates(note, vectors[row - 1], newest=newest[scope])
+            writes.append(TurnWrite(episode, note, supersedes=supersedes, superseded_at=late))
             kept.append(row - 1)
         return writes, kept
 
@@ -224,97 +245,56 @@ class WritePipeline:
                         out[i] = twin
         return out
 
-    def _arrives_late(self, note: Record, vector: Vectors) -> tuple[str, datetime] | None:
-        """The newer record that already replaced this statement, for a turn that arrives
-        after it (an old chat imported late): the same rules as :meth:`_superseded_by`,
-        looking forward in time instead of back."""
+    def _updates(
+        self, note: Record, vector: Vectors, *, newest: datetime | None
+    ) -> tuple[tuple[str, ...], tuple[str, datetime] | None]:
+        """What ``note`` changes among the statements already stored, looking back and
+        forward in time: the older ones it replaces (the same fact key with another value,
+        an unkeyed statement about the same subject, what a retraction takes back), and the
+        newer one that already replaced it when it arrives late (an old chat imported after
+        a newer one; only possible when it is older than ``newest``, the newest note of its
+        scope). The same-key records and the few nearest notes are each read once."""
         if not self._config.supersede or note.tags.modality is not Modality.STATEMENT:
-            return None
+            return (), None
         key, value = note.tags.key, note.tags.value
+        older: list[str] = []
         newer: list[Record] = []
         if key is not None and value is not None:
-            newer += [
-                r
-                for r in self._backend.iter_records(
-                    RecordQuery(
-                        scope=owner_scope(note.scope),
-                        subject=key.subject,
-                        predicate=key.predicate,
-                        superseded=False,
-                    )
-                )
-                if r.created_at > note.created_at and (r.tags.value or "").lower() != value.lower()
-            ]
-        # only a turn older than the newest note can be late: one cheap read, and no
-        # search at all for a conversation written in order
-        newest = self._backend.recent_records(owner_scope(note.scope), kinds=(Kind.NOTE,), limit=1)
-        if not negated(note.text) and newest and newest[0].created_at > note.created_at:
-            for candidate in self._nearby(note, vector):
-                later = candidate.record
-                if later.created_at <= note.created_at or later.superseded_by is not None:
-                    continue
-                retraction = retracted(later.text)
-                if (
-                    key is None
-                    and later.tags.key is not None
-                    and about(later.tags.key.predicate, note.text)
-                ) or (retraction is not None and takes_back(retraction, note.text)):
-                    newer.append(later)
-        if not newer:
-            return None
-        first = min(newer, key=lambda r: r.created_at)
-        return first.id, first.created_at
-
-    def _nearby(self, note: Record, vector: Vectors) -> list[Candidate]:
-        """The few nearest notes, by meaning and by words: all an update can reach."""
-        return self._backend.search(
-            owner_scope(note.scope), vector, text=note.text, limit=_UPDATE_REACH, kinds=(Kind.NOTE,)
-        )
-
-    def _superseded_by(self, note: Record, vector: Vectors) -> tuple[str, ...]:
-        """The older statements ``note`` replaces: the same fact key with another value, an
-        unkeyed statement about the same subject, or what a retraction takes back."""
-        if not self._config.supersede or note.tags.modality is not Modality.STATEMENT:
-            return ()
-        key, value = note.tags.key, note.tags.value
-        replaced: list[str] = []
-        if key is not None and value is not None:
-            older = self._backend.iter_records(
+            for r in self._backend.iter_records(
                 RecordQuery(
                     scope=owner_scope(note.scope),
                     subject=key.subject,
                     predicate=key.predicate,
                     superseded=False,
                 )
-            )
-            replaced += [
-                r.id
-                for r in older
-                if (r.tags.value or "").lower() != value.lower() and r.created_at <= note.created_at
-            ]
+            ):
+                if (r.tags.value or "").lower() == value.lower():
+                    continue
+                if r.created_at <= note.created_at:
+                    older.append(r.id)
+                else:
+                    newer.append(r)
         retraction = retracted(note.text)
-        if retraction is None and key is None:
-            return tuple(replaced)
-        for candidate in self._nearby(note, vector):
-            older_note = candidate.record
-            if (
-                older_note.id in replaced
-                or older_note.superseded_by is not None
-                or older_note.tags.modality is not Modality.STATEMENT
-                or older_note.created_at > note.created_at
-                or negated(older_note.text)
+        late = newest is not None and newest > note.created_at and not negated(note.text)
+        if retraction is not None or key is not None or late:
+            # the few nearest statements, by meaning and by words: all an update can reach
+            for candidate in self._backend.search(
+                owner_scope(note.scope),
+                vector,
+                text=note.text,
+                limit=_UPDATE_REACH,
+                kinds=(Kind.NOTE,),
             ):
-                continue
-            unkeyed_same_subject = (
-                key is not None
-                and older_note.tags.key is None
-                and about(key.predicate, older_note.text)
-            )
-            if unkeyed_same_subject or (
-                retraction is not None and takes_back(retraction, older_note.text)
-            ):
-                replaced.append(older_note.id)
-        return tuple(replaced)
+                other = candidate.record
+                if other.id in older or other.superseded_by is not None:
+                    continue
+                if other.created_at <= note.created_at:
+                    if _replaces(note, key, retraction, other):
+                        older.append(other.id)
+                elif late and _replaces(other, other.tags.key, retracted(other.text), note):
+                    newer.append(other)
+        first = min(newer, key=lambda r: r.created_at, default=None)
+        return tuple(older), None if first is None else (first.id, first.created_at)
 
     # -- entity conflicts -----------------------------------------------------------------
 
