@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from commonplace import Config, ManualClock, Memory, Weights
+from commonplace import Config, ManualClock, Memory, Scope, Weights
+from commonplace._records import Kind, Record, Tags
 from commonplace.read._signals import frequency, recency
 from commonplace.stores import Candidate
 
@@ -115,8 +116,97 @@ def test_ungated_config_reproduces_plain_nlm(memory: Memory) -> None:
     (score, low) = score_candidates(
         [Candidate(record, 0.8), Candidate(record, 0.1)], query="q", now=when, config=config
     )
-    expected = 0.5 * 0.8 + 0.2 * 0.5 + 0.2 * math.log(11) / math.log(101) + 0.1 * 0.4
+    w = config.weights
+    expected = (
+        w.semantic * 0.8
+        + w.recency * 0.5
+        + w.frequency * math.log(11) / math.log(101)
+        + w.importance * 0.4
+    )
     assert score.total == pytest.approx(expected) and low.gate == 1.0
+
+
+def _note(text: str, *, importance: float, accessed_days_ago: float = 0.0) -> Record:
+    when = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    return Record(
+        id="nt_" + text[:8],
+        kind=Kind.NOTE,
+        scope=Scope(user="a"),
+        text=text,
+        tags=Tags(importance=importance),
+        provenance=("ep_x",),
+        created_at=when,
+        last_access=when - timedelta(days=accessed_days_ago),
+    )
+
+
+def test_the_gate_is_whole_within_the_plateau_and_fades_below_it() -> None:
+    from commonplace.read._signals import score_candidates
+
+    config = Config(relevance_plateau=0.1, relevance_margin=0.2, keyword_weight=0.0)
+    record = _note("t", importance=0.5)
+    sims = [0.8, 0.72, 0.6, 0.5, 0.4]
+    scores = score_candidates(
+        [Candidate(record, s) for s in sims], query="q", now=record.last_access, config=config
+    )
+    # 0.08 below the best: whole; 0.2 below: half way down the margin; 0.3 and more: none
+    assert [round(s.gate, 6) for s in scores] == [1.0, 1.0, 0.5, 0.0, 0.0]
+
+
+def test_a_plateau_lets_importance_pick_between_notes_a_little_apart() -> None:
+    """Two notes about one thing, a few points of cosine apart: with a plateau (the setting
+    for stores whose importance is set by the application, as in NLM's benchmark) the
+    important one wins; without one (the default) relevance does."""
+    from commonplace.read._signals import score_candidates
+
+    weights = Weights(recency=0.15, frequency=0.15, importance=0.2)
+    config = Config(keyword_weight=0.0, relevance_plateau=0.1, weights=weights)
+    specific = _note("The boiler was serviced on 2 February by Lumen", importance=0.8)
+    vague = _note("The boiler was looked at", importance=0.1)
+    s_specific, s_vague = score_candidates(
+        [Candidate(specific, 0.63), Candidate(vague, 0.73)],
+        query="q",
+        now=specific.last_access,
+        config=config,
+    )
+    assert s_specific.gate == 1.0 and s_specific.total > s_vague.total
+    default = Config(keyword_weight=0.0, weights=weights)
+    d_specific, d_vague = score_candidates(
+        [Candidate(specific, 0.63), Candidate(vague, 0.73)],
+        query="q",
+        now=specific.last_access,
+        config=default,
+    )
+    assert d_specific.gate == pytest.approx(0.5) and d_specific.total < d_vague.total
+    # ... but an unrelated important note stays below the relevant one
+    (s_unrelated,) = score_candidates(
+        [Candidate(specific, 0.3)], query="q", now=specific.last_access, config=config, best=0.73
+    )
+    assert s_unrelated.gate == 0.0 and s_unrelated.total < s_vague.total
+
+
+def test_recall_touches_only_what_is_about_as_relevant_as_its_best(
+    memory: Memory, clock: ManualClock
+) -> None:
+    """A near miss shown below the answer is not an access: touching it on every recall
+    would make an old rival look as fresh as the update that replaced it."""
+    memory.write("My passport number ends in 4471.", scope="ana")
+    memory.write("I renewed my passport at the embassy in Lisbon.", scope="ana")
+    memory.write("My bicycle is a red commuter bike.", scope="ana")
+    memory.write("I water the basil on the balcony every morning.", scope="ana")
+    clock.advance(days=10)
+    recall = memory.recall("passport number ends in", scope="ana")
+    scores = {i.record.text: i.score for i in recall.items if i.section == "relevant"}
+    best = max(s.semantic for s in scores.values())
+    for text, score in scores.items():
+        record = next(i.record for i in recall.items if i.record.text == text)
+        stored = memory.backend.get_record(record.id)
+        assert stored is not None
+        touched = stored.access_count == record.access_count + 1
+        assert touched == (score.gate >= 1.0), (text, score.semantic, best)
+        # a near miss is still put forward: unused, it counts as ignored
+        assert (record.id in recall.retrieved) == (score.gate > 0)
+    assert any(s.gate < 1.0 for s in scores.values())  # the test saw a near miss
 
 
 def test_pool_is_max_of_top_k_times_ten_and_fifty() -> None:

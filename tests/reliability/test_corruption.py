@@ -244,3 +244,23 @@ def test_a_store_missing_its_tables_is_a_store_error(healthy: Path, tmp_path: Pa
     assert use(path)
     with pytest.raises(StoreError, match="links"), Memory(url_of(path), config=BUSY) as memory:
         memory.write("My sister Mia plays chess.", scope="ana")
+
+
+def test_a_write_sqlite_rolled_back_itself_says_what_happened_and_what_to_do(
+    tmp_path: Path,
+) -> None:
+    """When SQLite rolls a transaction back on its own (an I/O error on the journal, as
+    when the -wal file is deleted under a running store), the error names the cause and
+    the fix instead of "cannot commit - no transaction is active", and nothing is kept."""
+    path = tmp_path / "wal.db"
+    with Memory(url_of(path), embedder=HashingEmbedder()) as memory:
+        memory.write("I live in Lisbon.", scope="ana")
+        backend: Any = memory.backend
+        with pytest.raises(StoreError) as caught, backend._transaction() as db:
+            db.execute("DELETE FROM records")
+            db.execute("ROLLBACK")  # what SQLite does itself after such an I/O error
+        message = str(caught.value)
+        assert "rolled back" in message and "open the store again" in message, message
+        assert memory.count(Kind.NOTE) == 1  # nothing of the failed call, nothing lost
+        memory.write("I like green tea.", scope="ana")  # and the store goes on working
+        assert memory.count(Kind.NOTE) == 2

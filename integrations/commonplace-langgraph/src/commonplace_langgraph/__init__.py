@@ -2,7 +2,9 @@
 
 - :class:`CommonplaceSaver` — a checkpointer that also writes the user's messages to memory;
 - :class:`CommonplaceMiddleware` — memory for LangChain's prebuilt ``create_agent``;
-- :class:`CommonplaceStore` — a ``BaseStore`` that is a view over the memory;
+- :class:`CommonplaceStore` — a ``BaseStore`` that is a view over the memory (values nest
+  at most :data:`MAX_VALUE_DEPTH` levels; a bad namespace is
+  :class:`InvalidStoreNamespaceError`);
 - :func:`add_memory_nodes` and the :class:`RecallNode`, :class:`NoteNode` and
   :class:`ConsolidationNode` it adds around a model node (of a graph, or a compiled one);
 - :func:`memory_tools` — ``remember``, ``recall`` and ``forget`` for a ``ToolNode``;
@@ -23,10 +25,12 @@ from ._llm import (
     chat_model_summariser,
 )
 from ._middleware import CommonplaceMiddleware
+from ._namespaces import InvalidStoreNamespaceError
 from ._nodes import MEMORY_MESSAGE_ID, ConsolidationNode, NoteNode, RecallNode
 from ._scope import NoUserWarning
 from ._store import CommonplaceStore
 from ._tools import memory_tools
+from ._values import MAX_VALUE_DEPTH
 
 __version__ = "0.1.0"
 
@@ -35,7 +39,9 @@ __all__ = [
     "CommonplaceSaver",
     "CommonplaceStore",
     "ConsolidationNode",
+    "InvalidStoreNamespaceError",
     "LangChainEmbedder",
+    "MAX_VALUE_DEPTH",
     "MEMORY_MESSAGE_ID",
     "NoUserWarning",
     "NoteNode",

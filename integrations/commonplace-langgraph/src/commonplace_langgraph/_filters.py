@@ -5,7 +5,8 @@ field by field; ``{"field": {"$gt": 3}}`` applies operators (``$eq $ne $gt $gte 
 $lte``). Unlike ``InMemoryStore``, a malformed filter is refused before anything runs
 (an unknown operator, ``$``-keys mixed with plain keys, an ordering operator given a
 non-scalar), and comparing values of different kinds (a missing field, a string with a
-number) is simply no match instead of an exception from inside the search.
+number) is simply no match instead of an exception from inside the search. A filter
+holds JSON values only, as stored values do (see ``_values``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from commonplace.errors import InvalidInputError, InvalidTypeError
+
+from ._values import check_json
 
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 _ORDERING = ("$gt", "$gte", "$lt", "$lte")
@@ -26,6 +29,9 @@ def check_filter(filter: object) -> dict[str, Any] | None:
         return None
     if not isinstance(filter, Mapping):
         raise InvalidTypeError(f"filter must be a dict, not {type(filter).__name__}")
+    # JSON values only, as stored values are (which also bounds the depth the walks
+    # below and the matching recurse to)
+    check_json(filter, what="filter")
     _check_level(filter, path="filter")
     return dict(filter)
 

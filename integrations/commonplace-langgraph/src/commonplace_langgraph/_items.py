@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from langgraph.store.base import InvalidNamespaceError
-
 from commonplace import FactKey, Kind, Record, Scope
-from commonplace.errors import InvalidScopeError
+from commonplace.errors import InvalidInputError
 
 from ._namespaces import namespace_for, scope_for
 
@@ -78,7 +77,10 @@ def item_scope(namespace: tuple[str, ...], *, prefix: tuple[str, ...]) -> Scope:
 
 def outside_scope(label: str) -> Scope:
     """The scope of the items under a top-level namespace outside the memory prefix."""
-    if len(label) > _MAX_AGENT_LABEL:
+    # A label may be anything LangGraph allows, a scope value may not (too long, control
+    # characters): such a label is named by its hash. Items of two labels that share a
+    # scope stay apart all the same, as every read also compares whole namespaces.
+    if len(label) > _MAX_AGENT_LABEL or any(unicodedata.category(c) == "Cc" for c in label):
         label = "#" + hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return Scope(agent=STORE_AGENT + label)
 
@@ -144,7 +146,7 @@ def view(record: Record, *, prefix: tuple[str, ...]) -> ItemView | None:
         return None
     try:
         namespace = namespace_for(record.scope, prefix=prefix)
-    except (InvalidScopeError, InvalidNamespaceError):  # a scope value that is no label
+    except InvalidInputError:  # a scope no namespace can name
         return None
     return ItemView(
         namespace=namespace,

@@ -3,19 +3,32 @@
 This is where the firewall starts on the LangGraph side: only a human message (a
 ``HumanMessage``, or a dict with role ``user``/``human``) is ever handed to memory as a
 user turn. AI, tool and system messages, including the memory block the recall node
-injects, never are.
+injects, never are; nor is a human message whose ``name`` says an agent sent it
+(``HumanMessage(name="researcher_agent")``, as multi-agent graphs hand work between
+nodes): the message type alone does not make a message the user's.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from ._text import has_surrogates
+
 _HUMAN_ROLES = frozenset({"human", "user"})
+# A participant name that is an identifier rather than a person's name: what graph nodes
+# and agents are called ("researcher_agent", "planner-2", "SupervisorBot").
+_AGENT_WORDS = frozenset(
+    "agent agents bot bots assistant assistants ai llm gpt model tool tools node nodes "
+    "supervisor planner researcher research writer critic coder reviewer router worker "
+    "orchestrator executor analyst retriever summarizer summariser system".split()
+)
+_NAME_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _MAX_ID_CHARS = 200
 
 
@@ -43,12 +56,26 @@ def message_text(content: object) -> str:
 
 
 def is_human(message: object) -> bool:
+    """Whether a person (the user) sent this message: a human message whose ``name``, if
+    it has one, is not an agent's."""
     if isinstance(message, BaseMessage):
-        return message.type == "human"
+        return message.type == "human" and not is_agent_name(message.name)
     if isinstance(message, Mapping):
         role = message.get("role", message.get("type"))
-        return isinstance(role, str) and role.lower() in _HUMAN_ROLES
+        human = isinstance(role, str) and role.lower() in _HUMAN_ROLES
+        return human and not is_agent_name(message.get("name"))
     return False
+
+
+def is_agent_name(name: object) -> bool:
+    """Whether a message's ``name`` says an agent or a graph node sent it, not a person:
+    it holds digits, underscores or agent words ("researcher_agent", "planner-2",
+    "SupervisorBot"). A person's name ("Ana", "mary-jane") is not one."""
+    if not isinstance(name, str) or not name.strip():
+        return False
+    if "_" in name or any(ch.isdigit() for ch in name):
+        return True
+    return any(part.lower() in _AGENT_WORDS for part in _NAME_PARTS.findall(name))
 
 
 def human_turns(messages: object) -> list[HumanTurn]:
@@ -66,7 +93,9 @@ def human_turns(messages: object) -> list[HumanTurn]:
         # add_messages gives every message an id; a channel without that reducer may not,
         # and then the text itself is the identity (as it is for the core's episodes).
         message_id = str(raw_id) if raw_id else "text:" + _digest(text)
-        if len(message_id) > _MAX_ID_CHARS:  # the core's key is at most 256 characters
+        # the core's key is at most 256 characters, and the tap's ledger (SQLite) holds
+        # valid Unicode only: any other id is kept as its digest
+        if len(message_id) > _MAX_ID_CHARS or has_surrogates(message_id):
             message_id = "id:" + _digest(message_id)
         turns.append(HumanTurn(message_id, text))
     return turns

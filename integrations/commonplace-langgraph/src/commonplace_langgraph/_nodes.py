@@ -30,7 +30,12 @@ from ._messages import (
 from ._scope import ScopeRule
 
 MEMORY_MESSAGE_ID = "commonplace-memory"
-"""The id of the system message the recall node maintains (one per conversation)."""
+"""The id of the system message the recall node maintains (one per conversation).
+
+It is reserved: ``add_messages`` replaces a message by id, so any other message with this
+id would replace the memory block, or be replaced by it. :class:`RecallNode` refuses a
+conversation holding one (leave message ids to ``add_messages``, or pick others).
+"""
 
 
 class _MemoryNode:
@@ -89,6 +94,9 @@ class RecallNode(_MemoryNode):
 
     def __call__(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         messages = self._messages(state)
+        # before anything else: by the time this node runs, add_messages may already have
+        # put the message in the block's place, whatever the last message is
+        _refuse_reserved_ids(messages)
         if not is_human(last_message(messages)):
             return {}
         query = human_turns(messages[-1:])
@@ -100,7 +108,7 @@ class RecallNode(_MemoryNode):
             top_k=self.top_k,
             budget_tokens=self.budget_tokens,
         )
-        kept = [m for m in messages if getattr(m, "id", None) != MEMORY_MESSAGE_ID]
+        kept = [m for m in messages if not _is_memory_block(m)]
         had_memory = len(kept) != len(messages)
         if not recall.text and not had_memory:
             return {}
@@ -118,6 +126,41 @@ class RecallNode(_MemoryNode):
                 *kept[lead:],
             ]
         }
+
+
+def _is_memory_block(message: object) -> bool:
+    return _field(message, "id") == MEMORY_MESSAGE_ID and _kind(message) == "system"
+
+
+def _refuse_reserved_ids(messages: Sequence[object]) -> None:
+    """Refuse a message other than the memory block that carries the block's id.
+
+    ``add_messages`` would let it replace the block in place (the user's question then
+    sits where the memory was, out of order), or let the next block replace it (the
+    user's words vanish from the conversation). Refusing says what to fix, before the
+    model answers a conversation in the wrong order.
+    """
+    for message in messages:
+        if _field(message, "id") == MEMORY_MESSAGE_ID and not _is_memory_block(message):
+            raise InvalidInputError(
+                f"a {_kind(message) or type(message).__name__} message has the id "
+                f"{MEMORY_MESSAGE_ID!r}, which RecallNode keeps for its memory block "
+                "(add_messages replaces messages by id, so one would overwrite the other). "
+                "Give the message another id, or none: add_messages assigns one"
+            )
+
+
+def _field(message: object, name: str) -> Any:
+    if isinstance(message, Mapping):
+        return message.get(name)
+    return getattr(message, name, None)
+
+
+def _kind(message: object) -> str | None:
+    found = _field(message, "type")
+    if found is None and isinstance(message, Mapping):
+        found = message.get("role")
+    return found if isinstance(found, str) else None
 
 
 class NoteNode(_MemoryNode):

@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from commonplace import Scope
-from commonplace.errors import InvalidInputError, InvalidTypeError
+from commonplace.errors import InvalidInputError, InvalidScopeError, InvalidTypeError
+
+from ._text import SURROGATE_FIX, has_surrogates
 
 # Where LangGraph keeps the run's Runtime (context, store) inside a config. Every config
 # LangGraph hands a node, a tool or a checkpointer during a run carries it.
@@ -74,7 +76,7 @@ class ScopeRule:
 
     def thread(self, config: Mapping[str, Any] | None) -> str | None:
         value = _configurable(config).get("thread_id")
-        return None if value is None else str(value)
+        return None if value is None else thread_id(value)
 
     def write_scope(self, config: Mapping[str, Any] | None, *, context: object = _MISSING) -> Scope:
         """The full scope records of this run are written in."""
@@ -143,7 +145,25 @@ def _field(context: object, name: str) -> object:
 def _user_id(value: object, *, where: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise InvalidTypeError(f"{where} must be a str user id, not {type(value).__name__}")
-    return str(value)
+    user = str(value)
+    # Checked as a scope value here, before the id is written anywhere (the tap records
+    # which user a thread belongs to before it writes the thread's messages).
+    try:
+        Scope(user=user)
+    except InvalidScopeError as exc:
+        raise InvalidScopeError(f"{where} is not a usable user id: {exc}") from None
+    return user
+
+
+def thread_id(value: object) -> str:
+    """A run's ``thread_id`` as text, refused if no SQLite table could hold it."""
+    thread = str(value)
+    if has_surrogates(thread):
+        raise InvalidInputError(
+            f"config['configurable']['thread_id'] holds lone surrogates (invalid Unicode); "
+            f"{SURROGATE_FIX}"
+        )
+    return thread
 
 
 def _configurable(config: Mapping[str, Any] | None) -> Mapping[str, Any]:

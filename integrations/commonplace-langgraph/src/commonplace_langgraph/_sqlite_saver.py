@@ -34,6 +34,8 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from commonplace.errors import InvalidInputError, InvalidTypeError
 
 from ._db import Database, chunks
+from ._scope import thread_id as checked_thread_id
+from ._text import SURROGATE_FIX, has_surrogates
 
 CHECKPOINT_SCHEMA = (
     """CREATE TABLE IF NOT EXISTS langgraph_checkpoints (
@@ -447,11 +449,16 @@ def _thread(config: RunnableConfig) -> str:
             "a checkpointer needs config['configurable']['thread_id']; "
             "invoke the graph with {'configurable': {'thread_id': ...}}"
         )
-    return str(configurable["thread_id"])
+    return checked_thread_id(configurable["thread_id"])
 
 
 def _namespace(config: RunnableConfig) -> str:
-    return str(config["configurable"].get("checkpoint_ns") or "")
+    namespace = str(config["configurable"].get("checkpoint_ns") or "")
+    if has_surrogates(namespace):
+        raise InvalidInputError(
+            f"config['configurable']['checkpoint_ns'] holds lone surrogates; {SURROGATE_FIX}"
+        )
+    return namespace
 
 
 def _config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:

@@ -25,6 +25,16 @@ backend the memory uses (its SQLite file, Weaviate ...).
   them, by :meth:`CommonplaceStore.sweep_ttl`, and every ``sweep_interval_minutes`` if
   the TTL config sets one (there is no background thread).
 
+Every argument is checked before anything runs, and a refusal is one of commonplace's
+errors and changes nothing: a bad namespace is :class:`InvalidStoreNamespaceError`
+(also LangGraph's ``InvalidNamespaceError``); a key, query, filter or value that is not
+valid JSON data (lone surrogates at any depth, NaN, non-str keys, objects JSON has no
+form for, nesting beyond ``MAX_VALUE_DEPTH``) is ``InvalidInputError`` or
+``InvalidTypeError``, naming the part to fix. A scope value is written in its namespace
+label with ``%`` and ``.`` percent-encoded, so an email as user id just works
+(``namespace_for(Scope(user="ana@example.com"))`` is ``("memories",
+"ana@example%2Ecom")``).
+
 The index config picks what is indexed (``{"fields": ["text"]}``; the whole value's
 text by default); the embedding is always the memory's own embedder, so the store and
 recall rank alike (open the Memory with another embedder to change it).
@@ -38,15 +48,18 @@ import math
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from langgraph.store.base import (
+    NOT_PROVIDED,
     BaseStore,
     GetOp,
     IndexConfig,
     Item,
     ListNamespacesOp,
     MatchCondition,
+    NamespacePath,
+    NotProvided,
     Op,
     PutOp,
     Result,
@@ -79,7 +92,13 @@ from ._items import (
     under,
     view,
 )
-from ._namespaces import check_labels, namespace_for, scope_for
+from ._namespaces import (
+    InvalidStoreNamespaceError,
+    check_labels,
+    check_put_namespace,
+    namespace_for,
+    scope_for,
+)
 from ._store_ops import Plan, check_ttl_config
 
 _MAX_TOP_K = 1000
@@ -113,6 +132,11 @@ class CommonplaceStore(BaseStore):
             )
         self.memory = memory
         self.namespace_prefix = check_labels(namespace_prefix, what="namespace_prefix")
+        if self.namespace_prefix[:1] == ("langgraph",):
+            raise InvalidStoreNamespaceError(
+                'namespace_prefix cannot start with "langgraph" (LangGraph keeps it for '
+                "itself, so no item could be put there); use ('memories',), the default"
+            )
         self.ttl_config = check_ttl_config(ttl)
         self._fields = _index_fields(memory, index)
         self._last_sweep: datetime | None = None
@@ -135,6 +159,126 @@ class CommonplaceStore(BaseStore):
     def scope_for(self, namespace: tuple[str, ...]) -> Scope | None:
         """The memory scope a namespace belongs to (None outside ``namespace_prefix``)."""
         return scope_for(tuple(namespace), prefix=self.namespace_prefix)
+
+    # -- BaseStore's own methods -------------------------------------------------------
+    # BaseStore checks namespaces before it builds the batch, with LangGraph's own
+    # InvalidNamespaceError (and a bare TypeError for a namespace that is no sequence).
+    # Checking first here, by the same rules, makes every refusal a commonplace error
+    # that is also an InvalidNamespaceError; everything else is BaseStore's.
+
+    def put(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Mapping[str, Any],
+        index: Literal[False] | list[str] | None = None,
+        *,
+        ttl: float | NotProvided | None = NOT_PROVIDED,
+    ) -> None:
+        check_put_namespace(namespace)
+        super().put(namespace, key, value, index, ttl=ttl)
+
+    async def aput(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Mapping[str, Any],
+        index: Literal[False] | list[str] | None = None,
+        *,
+        ttl: float | NotProvided | None = NOT_PROVIDED,
+    ) -> None:
+        check_put_namespace(namespace)
+        await super().aput(namespace, key, value, index, ttl=ttl)
+
+    def get(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
+        check_labels(namespace, what="namespace")
+        return super().get(namespace, key, refresh_ttl=refresh_ttl)
+
+    async def aget(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
+        check_labels(namespace, what="namespace")
+        return await super().aget(namespace, key, refresh_ttl=refresh_ttl)
+
+    def delete(self, namespace: tuple[str, ...], key: str) -> None:
+        check_labels(namespace, what="namespace")
+        super().delete(namespace, key)
+
+    async def adelete(self, namespace: tuple[str, ...], key: str) -> None:
+        check_labels(namespace, what="namespace")
+        await super().adelete(namespace, key)
+
+    def search(
+        self,
+        namespace_prefix: tuple[str, ...],
+        /,
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool | None = None,
+    ) -> list[SearchItem]:
+        check_labels(namespace_prefix, what="namespace_prefix")
+        return super().search(
+            namespace_prefix,
+            query=query,
+            filter=filter,
+            limit=limit,
+            offset=offset,
+            refresh_ttl=refresh_ttl,
+        )
+
+    async def asearch(
+        self,
+        namespace_prefix: tuple[str, ...],
+        /,
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool | None = None,
+    ) -> list[SearchItem]:
+        check_labels(namespace_prefix, what="namespace_prefix")
+        return await super().asearch(
+            namespace_prefix,
+            query=query,
+            filter=filter,
+            limit=limit,
+            offset=offset,
+            refresh_ttl=refresh_ttl,
+        )
+
+    def list_namespaces(
+        self,
+        *,
+        prefix: NamespacePath | None = None,
+        suffix: NamespacePath | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[tuple[str, ...]]:
+        _check_paths(prefix, suffix)
+        return super().list_namespaces(
+            prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset
+        )
+
+    async def alist_namespaces(
+        self,
+        *,
+        prefix: NamespacePath | None = None,
+        suffix: NamespacePath | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[tuple[str, ...]]:
+        _check_paths(prefix, suffix)
+        return await super().alist_namespaces(
+            prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset
+        )
 
     # -- BaseStore ---------------------------------------------------------------------
 
@@ -275,6 +419,8 @@ class CommonplaceStore(BaseStore):
 
     def _current(self, namespace: tuple[str, ...], key: str) -> ItemView | None:
         """The current version of an item, or the memory's own record named ``key``."""
+        if not namespace:  # nothing is ever put under () (a get or delete may name it)
+            return None
         fact = fact_for(namespace, key)
         owner = _owner(item_scope(namespace, prefix=self.namespace_prefix))
         query = RecordQuery(
@@ -397,6 +543,13 @@ class _Run:
             self.expired[item.record.id] = item
             return True
         return False
+
+
+def _check_paths(prefix: object, suffix: object) -> None:
+    if prefix is not None:
+        check_labels(prefix, what="prefix")
+    if suffix is not None:
+        check_labels(suffix, what="suffix")
 
 
 def _owner(scope: Scope) -> Scope:

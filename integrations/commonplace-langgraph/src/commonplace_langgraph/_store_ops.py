@@ -1,9 +1,11 @@
 """A store batch, checked and sorted before any of it runs.
 
-Every operation is validated first (namespaces with LangGraph's own
-``InvalidNamespaceError``, filters, TTLs, values, paging with commonplace's errors), so
-a batch with one bad operation changes nothing. Puts to the same key are deduplicated,
-the last one winning, as in LangGraph's stores.
+Every operation is validated first (namespaces, keys, queries, filters, TTLs, values,
+paging), so a batch with one bad operation changes nothing, and every refusal is one of
+commonplace's errors (a bad namespace is :class:`InvalidStoreNamespaceError`, which is
+also LangGraph's ``InvalidNamespaceError``). Values and filters are checked by
+``_values``. Puts to the same key are deduplicated, the last one winning, as in
+LangGraph's stores.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from typing import Any, cast
 
 from langgraph.store.base import (
     GetOp,
-    InvalidNamespaceError,
     ListNamespacesOp,
     MatchCondition,
     Op,
@@ -27,9 +28,14 @@ from langgraph.store.base import (
 from commonplace.errors import InvalidInputError, InvalidTypeError
 
 from ._filters import check_filter
-from ._namespaces import check_labels
+from ._namespaces import check_labels, check_put_namespace
+from ._text import SURROGATE_FIX, has_surrogates
+from ._values import check_json
 
 MAX_VALUE_CHARS = 1_000_000
+# An expiry time must stay a datetime: 100 years past any time the memory accepts (up to
+# the year 9000) is still one.
+MAX_TTL_MINUTES = 100 * 365 * 24 * 60
 
 
 class Plan:
@@ -49,20 +55,25 @@ class Plan:
         for i, op in enumerate(ops):
             plan.size += 1
             if isinstance(op, GetOp):
-                plan.gets.append((i, GetOp(_namespace(op.namespace), _key(op.key), op.refresh_ttl)))
+                plan.gets.append(
+                    (
+                        i,
+                        GetOp(
+                            _namespace(op.namespace),
+                            _key(op.key),
+                            _flag("refresh_ttl", op.refresh_ttl),
+                        ),
+                    )
+                )
             elif isinstance(op, SearchOp):
                 plan.searches.append((i, _search_op(op)))
             elif isinstance(op, ListNamespacesOp):
                 plan.listings.append((i, _listing_op(op)))
             elif isinstance(op, PutOp):
-                namespace = _namespace(op.namespace)
-                if op.value is not None:
-                    if not namespace:
-                        raise InvalidNamespaceError("Namespace cannot be empty.")
-                    if namespace[0] == "langgraph":
-                        raise InvalidNamespaceError(
-                            f'Root label for namespace cannot be "langgraph". Got: {namespace}'
-                        )
+                if op.value is None:  # a delete: any namespace a get could name
+                    namespace = _namespace(op.namespace)
+                else:
+                    namespace = check_put_namespace(op.namespace)
                 key = _key(op.key)
                 plan.encoded[(namespace, key)] = _encode_value(op.value)
                 plan.puts[(namespace, key)] = op._replace(
@@ -89,19 +100,28 @@ def check_ttl_config(ttl: TTLConfig | None) -> TTLConfig | None:
     }
     if unknown:
         raise InvalidInputError(f"unknown TTLConfig key(s) {sorted(unknown)}")
-    if "refresh_on_read" in ttl and not isinstance(ttl["refresh_on_read"], bool):
-        raise InvalidTypeError("ttl['refresh_on_read'] must be a bool")
-    check_ttl(ttl.get("default_ttl"))
+    for flag in ("refresh_on_read", "omit_expired"):
+        if flag in ttl and not isinstance(ttl[flag], bool):
+            raise InvalidTypeError(f"ttl[{flag!r}] must be a bool")
+    check_ttl(ttl.get("default_ttl"), name="ttl['default_ttl']")
+    check_ttl(ttl.get("sweep_interval_minutes"), name="ttl['sweep_interval_minutes']")
     return cast(TTLConfig, dict(ttl))
 
 
-def check_ttl(ttl: object) -> float | None:
+def check_ttl(ttl: object, *, name: str = "ttl") -> float | None:
     if ttl is None:
         return None
     if isinstance(ttl, bool) or not isinstance(ttl, (int, float)):
-        raise InvalidTypeError(f"ttl is in minutes and must be a number or None, not {ttl!r}")
+        raise InvalidTypeError(f"{name} is in minutes and must be a number or None, not {ttl!r}")
     if not math.isfinite(ttl) or ttl <= 0:
-        raise InvalidInputError(f"ttl must be a positive number of minutes (or None), not {ttl!r}")
+        raise InvalidInputError(
+            f"{name} must be a positive number of minutes (or None), not {ttl!r}"
+        )
+    if ttl > MAX_TTL_MINUTES:
+        raise InvalidInputError(
+            f"{name} is at most {MAX_TTL_MINUTES:,} minutes (100 years), not {ttl!r}; pass "
+            "None for no expiry"
+        )
     return float(ttl)
 
 
@@ -114,6 +134,11 @@ def _check_index(index: object) -> Any:
         )
     if not all(isinstance(p, str) and p for p in index):
         raise InvalidTypeError("index paths must be non-empty str such as 'text' or 'a.b[*]'")
+    if any(has_surrogates(p) for p in index):
+        raise InvalidInputError(
+            "an index path holds lone surrogates (invalid Unicode); name the field as it is "
+            "spelled in the value, such as 'text' or 'a.b[*]'"
+        )
     return index
 
 
@@ -124,7 +149,15 @@ def _namespace(namespace: object) -> tuple[str, ...]:
 def _key(key: object) -> str:
     if not isinstance(key, str):
         raise InvalidTypeError(f"key must be a str, not {type(key).__name__}")
+    if has_surrogates(key):
+        raise InvalidInputError(f"the key holds lone surrogates (invalid Unicode); {SURROGATE_FIX}")
     return key
+
+
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidTypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return value
 
 
 def _int(name: str, value: object, *, low: int) -> int:
@@ -138,12 +171,18 @@ def _int(name: str, value: object, *, low: int) -> int:
 def _search_op(op: SearchOp) -> SearchOp:
     if op.query is not None and not isinstance(op.query, str):
         raise InvalidTypeError(f"query must be a str or None, not {type(op.query).__name__}")
+    if op.query is not None and has_surrogates(op.query):
+        # refused here, whatever the store holds: not only when a recall gets to run
+        raise InvalidInputError(
+            f"the query holds lone surrogates (invalid Unicode); {SURROGATE_FIX}"
+        )
     return op._replace(
         namespace_prefix=_namespace(op.namespace_prefix),
         filter=check_filter(op.filter),
         limit=_int("limit", op.limit, low=0),
         offset=_int("offset", op.offset, low=0),
         query=op.query or None,
+        refresh_ttl=_flag("refresh_ttl", op.refresh_ttl),
     )
 
 
@@ -165,12 +204,16 @@ def _listing_op(op: ListNamespacesOp) -> ListNamespacesOp:
 def _encode_value(value: object) -> str:
     if value is None:
         return ""
-    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
-        raise InvalidTypeError("a store value must be a dict with str keys")
-    try:
-        encoded = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"a store value must be JSON-serialisable ({exc})") from None
+    if not isinstance(value, Mapping):
+        raise InvalidTypeError(
+            f"a store value must be a dict with str keys such as {{'text': ...}}, not "
+            f"{type(value).__name__} (to delete an item, use store.delete(namespace, key))"
+        )
+    check_json(value, what="the store value", max_chars=MAX_VALUE_CHARS)
+    # checked: only JSON types, finite numbers, str keys, bounded depth
+    encoded = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
     if len(encoded) > MAX_VALUE_CHARS:
-        raise InvalidInputError(f"a store value is over {MAX_VALUE_CHARS} characters as JSON")
+        raise InvalidInputError(
+            f"the store value is over {MAX_VALUE_CHARS:,} characters as JSON; store less"
+        )
     return encoded

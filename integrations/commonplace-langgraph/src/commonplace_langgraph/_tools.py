@@ -1,7 +1,10 @@
 """remember / recall / forget: memory tools an agent can call.
 
-Bad arguments from the model are answered as tool errors the model can read; a missing
-memory, store or user id is a configuration error and raises.
+Bad arguments from the model are answered as tool errors the model can read (text that
+is empty, too long or not valid Unicode, anything the memory refuses to keep); a missing
+memory, store or user id, or a user id no scope can hold, is a configuration error and
+raises. Any user id a scope accepts works, emails included: namespaces encode it (see
+``_namespaces``).
 
 The tools reach the store and the run's config through LangGraph's ``ToolRuntime``,
 which ``ToolNode`` injects and which never appears in the schema the model sees.
@@ -36,6 +39,7 @@ from commonplace.errors import (
 from ._items import view
 from ._namespaces import check_labels, namespace_for
 from ._scope import ScopeRule
+from ._text import has_surrogates
 
 _MAX_SAVED_CHARS = 2_000
 
@@ -84,8 +88,7 @@ class _Tools:
         return namespace_for(Scope(user=user, agent=self.rule.agent), prefix=self.prefix)
 
     def remember(self, text: str, runtime: ToolRuntime[Any, Any]) -> str:
-        if not isinstance(text, str) or not text.strip():
-            raise ToolException("remember needs the text to keep")
+        text = _argument(text, what="the text to keep", tool="remember")
         if len(text) > _MAX_SAVED_CHARS:
             raise ToolException(f"keep memories short: at most {_MAX_SAVED_CHARS} characters")
         from ._store import CommonplaceStore
@@ -98,25 +101,28 @@ class _Tools:
             "source": "assistant",
             "thread_id": self.rule.thread(runtime.config),
         }
-        if isinstance(store, CommonplaceStore):
-            store.put_as("tool", namespace, key, value)
-        else:
-            store.put(namespace, key, value)
+        try:
+            if isinstance(store, CommonplaceStore):
+                store.put_as("tool", namespace, key, value)
+            else:
+                store.put(namespace, key, value)
+        except InvalidInputError as exc:
+            # the namespace and the value's other fields are checked already: what is
+            # refused here is the model's text, so the model reads why
+            raise ToolException(f"that cannot be kept: {exc}") from None
         return f"Saved as {key}."
 
     def recall(self, query: str, runtime: ToolRuntime[Any, Any]) -> str:
-        if not isinstance(query, str) or not query.strip():
-            raise ToolException("recall needs a query")
+        query = _argument(query, what="a query", tool="recall")
         memory = self._memory(runtime)
         if memory is None:
             store = self._store(runtime)
             hits = store.search(self._namespace(runtime), query=query, limit=self.top_k)
             found = [f"- [{item.key}] {item.value.get('text', item.value)}" for item in hits]
             return _answer([], found, [])
+        scope = self.rule.read_scope(runtime.config, context=runtime.context)
         recall = memory.recall(
-            query[: memory.config.max_query_chars],
-            scope=self.rule.read_scope(runtime.config, context=runtime.context),
-            top_k=self.top_k,
+            query[: memory.config.max_query_chars], scope=scope, top_k=self.top_k
         )
         records: dict[str, Record] = {}
         for record in [
@@ -139,9 +145,9 @@ class _Tools:
         return _answer(said, saved, kept)
 
     def forget(self, memory_id: str, runtime: ToolRuntime[Any, Any]) -> str:
-        if not isinstance(memory_id, str) or not memory_id.strip():
-            raise ToolException("forget needs the id of a memory, as recall shows it")
-        memory_id = memory_id.strip()
+        memory_id = _argument(
+            memory_id, what="the id of a memory, as recall shows it", tool="forget"
+        ).strip()
         memory = self._memory(runtime)
         scope = self.rule.read_scope(runtime.config, context=runtime.context)
         if scope.user is not None:
@@ -153,11 +159,22 @@ class _Tools:
         if memory is not None:
             try:
                 report = memory.forget(memory_id, scope=scope)
-            except NotFoundError:
+            except (NotFoundError, InvalidInputError):  # no such id, or no id at all
                 pass
             else:
                 return f"Forgot {memory_id} ({len(report.removed)} record(s) removed)."
         return f"No memory with id {memory_id} for this user."
+
+
+def _argument(value: object, *, what: str, tool: str) -> str:
+    """A text argument from the model, or a tool error it can read and act on."""
+    if not isinstance(value, str) or not value.strip():
+        raise ToolException(f"{tool} needs {what}")
+    if has_surrogates(value):
+        raise ToolException(
+            f"{tool} got text that is not valid Unicode (a lone surrogate); send plain text"
+        )
+    return value
 
 
 def _answer(said: list[str], saved: list[str], kept: list[str]) -> str:

@@ -13,7 +13,14 @@ from commonplace.errors import InvalidInputError, InvalidTypeError
 from commonplace.write import Turn
 
 from ._checks import check_bool, check_int
-from ._messages import Tokenizer, is_user, llama_index_tokenizer, message_text, query_text
+from ._messages import (
+    Tokenizer,
+    is_user,
+    llama_index_tokenizer,
+    message_key,
+    message_text,
+    query_text,
+)
 from ._scopes import owner_scopes
 from ._store import StoreHandle
 from ._truncate import shrink_block, unwrapped
@@ -27,7 +34,8 @@ class CommonplaceMemoryBlock(BaseMemoryBlock[str]):
 
     ``Memory`` hands the block the messages it flushes out of its short-term queue
     (``_aput``): the user's among them go through commonplace's write path, in the scope
-    ``(user_id, agent_id, session)``; everything else is dropped, so the assistant's
+    ``(user_id, agent_id, session)``, one episode per message (the same words said twice
+    are two); everything else is dropped, so the assistant's
     replies never become notes. On ``_aget`` the block recalls for the latest user message
     and returns the compiled memory, which ``Memory`` places in its template: without
     commonplace's own ``<memory>`` tags, since the template wraps every block in one
@@ -111,7 +119,7 @@ class CommonplaceMemoryBlock(BaseMemoryBlock[str]):
             session = message.additional_kwargs.get("session_id")
             write, _ = self._scopes(session if isinstance(session, str) else None)
             scope = write or Scope(user=self.user_id, agent=self.agent_id)
-            turns.append(memory.turn(text, role="user", scope=scope))
+            turns.append(memory.turn(text, role="user", scope=scope, key=message_key()))
         if turns:
             await memory.awrite_many(turns)
             self._turn.forget()

@@ -29,6 +29,7 @@ from ._messages import (
     fit_history,
     is_user,
     llama_index_tokenizer,
+    message_key,
     message_text,
     message_tokens,
     query_text,
@@ -55,7 +56,8 @@ class CommonplaceMemory(BaseMemory):
     ``CondenseQuestionChatEngine``) then see an empty history on their first turn and
     make no condense call (their retriever, a :class:`CommonplaceRetriever`, brings
     the user's memory to that turn). ``put`` sends user messages through commonplace's
-    write path (an immutable episode and at most one note), right after the recall for
+    write path (an immutable episode per message, even when the words repeat, and at
+    most one note), right after the recall for
     their turn so that a turn never recalls itself, and keeps every other message (the
     assistant's replies, tool calls and results) in the short-term history only, so they
     never become notes. ``reset`` and ``set`` touch the short-term history only:
@@ -381,7 +383,8 @@ class CommonplaceMemory(BaseMemory):
         if not texts:
             return []
         memory = self._store.get()
-        return [memory.turn(t, role="user", scope=self.write_scope) for t in texts]
+        scope = self.write_scope
+        return [memory.turn(t, role="user", scope=scope, key=message_key()) for t in texts]
 
     def flush(self) -> None:
         """Write the user messages still waiting for their turn's recall, in one transaction.

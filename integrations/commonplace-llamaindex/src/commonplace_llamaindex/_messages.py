@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterable, Sequence, Sized
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock
@@ -13,6 +14,19 @@ Tokenizer = Callable[[str], Sized]
 # A trimmed history may only begin where a turn begins: starting on an assistant
 # reply or a tool result would orphan it from the call that produced it.
 _TURN_STARTS = frozenset({MessageRole.USER, MessageRole.SYSTEM, MessageRole.DEVELOPER})
+
+
+def message_key() -> str:
+    """The core's ``key`` for one user message: a new one for every message put.
+
+    A LlamaIndex ``ChatMessage`` has no id, and without a key the core would take the
+    text as the message's identity, so a user saying "yes" twice in a session would be
+    one episode. Every put (and every message ``Memory`` flushes to a block, which it
+    does once per message) is one message said, so it gets a key of its own there; the
+    key travels with the validated turn, so a retried write, or a copy of the memory
+    writing the same pending turn, still stores it once.
+    """
+    return "llamaindex:" + uuid.uuid4().hex
 
 
 def llama_index_tokenizer(text: str) -> Sized:

@@ -1793,10 +1793,10 @@ class WeaviateBackend:
                 partial(self._col(S.CARD).query.fetch_objects, filters=where, limit=_MAX_RESULTS),
                 "read cards",
             ).objects
-            for obj in found:
-                have = scope_of(obj.properties).parts()
-                if all(h in ("", p) for h, p in zip(have, parts)):
-                    cards.append(obj.uuid)
+            user, agent, thread = (value or None for value in parts)
+            note_scope = Scope(user=user, agent=agent, thread=thread)
+            # a card is written from the notes its scope owns: only those cards are stale
+            cards += [obj.uuid for obj in found if scope_of(obj.properties).owns(note_scope)]
         for chunk in _chunks(cards):
             self._delete_where(S.CARD, None, Filter.by_id().contains_any(chunk), "cards")
 

@@ -20,8 +20,8 @@ __all__ = ["EMBEDDERS", "CachedEmbedder", "LoadedEmbedder", "load_embedders"]
 
 #: key -> display label, in the order the page shows them
 EMBEDDERS = {
-    "minilm": "all-MiniLM-L6-v2 (int8 ONNX)",
-    "hashing": "hashing (commonplace default)",
+    "minilm": "all-MiniLM-L6-v2 (int8 ONNX, the default)",
+    "hashing": "hashing (the offline fallback)",
 }
 
 

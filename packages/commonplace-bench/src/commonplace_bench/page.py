@@ -263,9 +263,9 @@ def render_page(
         + ". Every system in a run gets the same vectors (one shared cache); each counts "
         "the embedding calls it makes. "
         + (
-            "Quality numbers use MiniLM; the hashing default's numbers follow each table."
+            "Quality numbers use MiniLM; the hashing embedder's numbers follow each table."
             if "minilm" in results.get("embedders", {})
-            else "MiniLM did not run (see *Not run*): every number is the hashing default's."
+            else "MiniLM did not run (see *Not run*): every number is the hashing embedder's."
         ),
         f"- Sizes (`{results['mode']}`): "
         + ", ".join(f"{k} {v}" for k, v in results["sizes"].items() if k != "name")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
-from ._validate import MAX_DAYS
+from ._validate import MAX_DAYS, finite
 from .errors import InvalidInputError, InvalidTypeError
 
 
@@ -118,8 +118,10 @@ class Config:
     frequency signals; ``pool_min`` and ``pool_factor`` size the candidate
     pool as ``max(top_k * pool_factor, pool_min)``. ``relevance_floor`` is the
     relevance under which a candidate gets no help from recency, frequency or
-    importance, and ``relevance_margin`` how far below the best candidate's
-    relevance that help fades to nothing (so fresh or popular but unrelated
+    importance. Within ``relevance_plateau`` of the best candidate's relevance
+    that help is whole (two notes about the same thing differ by a few points of
+    cosine, and which one holds is what the signals are for); below it, the help
+    fades to nothing over ``relevance_margin`` (so fresh or popular but unrelated
     records cannot be pulled in); ``relevance_floor=-1`` with
     ``relevance_margin=float("inf")`` gives the ungated NLM formula.
     ``keyword_weight`` blends the BM25 keyword match into relevance.
@@ -141,6 +143,7 @@ class Config:
     pool_min: int = 50
     pool_factor: int = 10
     relevance_floor: float = 0.1
+    relevance_plateau: float = 0.0
     relevance_margin: float = 0.2
     keyword_weight: float = 0.3
     search_min_notes: int = 4
@@ -176,6 +179,7 @@ class Config:
         _check_int("pool_min", self.pool_min, low=1)
         _check_int("pool_factor", self.pool_factor, low=1)
         _check_number("relevance_floor", self.relevance_floor, low=-1.0, high=1.0)
+        _check_number("relevance_plateau", self.relevance_plateau, low=0.0, high=1.0)
         if self.relevance_margin != math.inf:
             _check_number("relevance_margin", self.relevance_margin, low=0.0)
         _check_number("keyword_weight", self.keyword_weight, low=0.0, high=1.0)
@@ -201,7 +205,7 @@ class Config:
 def _check_number(name: str, value: object, *, low: float, high: float = math.inf) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidTypeError(f"config {name} must be a number, not {type(value).__name__}")
-    if not math.isfinite(value) or not low <= value <= high:
+    if not finite(value) or not low <= value <= high:
         raise InvalidInputError(f"config {name}={value!r} is out of range [{low}, {high}]")
 
 

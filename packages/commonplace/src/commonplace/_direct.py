@@ -23,7 +23,6 @@ with role ``system``.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
@@ -31,6 +30,7 @@ from typing import Any
 from ._records import Episode, FactKey, Kind, Record, Role, Tags, Tier, episode_id, note_id
 from ._records import search_text as embedded_text
 from ._scope import Scope, owner_scope
+from ._validate import checked_fact, finite
 from .embedders import Embedder
 from .embedders._protocol import embed_checked
 from .errors import InvalidInputError, InvalidTypeError, NotFoundError
@@ -62,16 +62,15 @@ def checked_note_options(
         )
     if isinstance(importance, bool) or not isinstance(importance, (int, float)):
         raise InvalidTypeError(f"importance must be a number in [0, 1], not {importance!r}")
-    if not math.isfinite(importance):
+    if not finite(importance):
         raise InvalidInputError(f"importance must be a finite number in [0, 1], not {importance}")
-    if fact is not None and not isinstance(fact, FactKey):
-        raise InvalidTypeError("fact must be a commonplace.FactKey(subject, predicate) or None")
+    fact_key = checked_fact(fact)
     if isinstance(replaces, str) or not isinstance(replaces, Iterable):
         raise InvalidTypeError("replaces must be a list of record ids")
     replaced = tuple(replaces)
     if not all(isinstance(r, str) and r for r in replaced):
         raise InvalidTypeError("replaces must be a list of record ids (non-empty str)")
-    return key, _checked_data(data), min(1.0, max(0.0, float(importance))), fact, replaced
+    return key, _checked_data(data), min(1.0, max(0.0, float(importance))), fact_key, replaced
 
 
 def put_note(
@@ -107,7 +106,7 @@ def put_note(
     old: list[str] = []
     for rid in replaces:
         record = backend.get_record(rid)
-        if record is None or not owner.contains(record.scope):
+        if record is None or not owner.owns(record.scope):
             raise NotFoundError(f"no active record {rid!r} to replace in scope {owner}")
         old.append(rid)
     if fact is not None:
@@ -118,7 +117,7 @@ def put_note(
                     scope=owner, subject=fact.subject, predicate=fact.predicate, superseded=False
                 )
             )
-            if r.id not in old
+            if r.id not in old and owner.owns(r.scope)
         ]
     episode = Episode(id=eid, scope=scope, role=role, text=text, at=at, meta={"put_note": key})
     note = Record(

@@ -22,9 +22,8 @@ from ._validate import (
     checked_float,
     checked_id,
     checked_int,
-    checked_meta,
+    checked_length,
     checked_role,
-    checked_speaker,
     checked_text,
     checked_time,
 )
@@ -193,30 +192,44 @@ class Memory:
         key: str | None = None,
         speaker: str | None = None,
     ) -> Turn:
-        """Validate a turn for :meth:`write_many`; raises before anything is written."""
+        """Validate a turn for :meth:`write_many`; raises before anything is written.
+
+        The checks are the :class:`Turn`'s own, plus this Memory's ``max_turn_chars``;
+        ``at`` defaults to the clock's time, ``speaker`` to a leading "Name: " in the text.
+        """
         self._check_open()
-        if key is not None and (not isinstance(key, str) or not key or len(key) > 256):
-            raise InvalidInputError("key must be a non-empty str of at most 256 characters")
-        text = checked_text(text, limit=self.config.max_turn_chars, what="turn")
-        return Turn(
+        built = Turn(
             text=text,
-            role=checked_role(role),
-            scope=coerce_scope(scope),
-            at=self._now(at),
-            meta=checked_meta(meta),
+            # a Turn coerces a role or scope given as text and a missing meta, as write() does
+            role=role,  # type: ignore[arg-type]
+            scope=scope,  # type: ignore[arg-type]
+            at=self._now(None) if at is None else at,
+            meta=meta,  # type: ignore[arg-type]
             key=key,
-            speaker=checked_speaker(speaker) or split_speaker(text)[0],
+            speaker=speaker,
         )
+        self._check_fits(built)
+        named = None if built.speaker is not None else split_speaker(built.text)[0]
+        return built if named is None else dataclasses.replace(built, speaker=named)
 
     def write_many(self, turns: Sequence[Turn]) -> list[WriteResult]:
-        """Write a batch of turns in one transaction: all are stored, or none."""
+        """Write a batch of turns in one transaction: all are stored, or none.
+
+        Every turn is checked before anything is written: a :class:`Turn` checked itself
+        when it was built, and each must fit this Memory's ``Config.max_turn_chars``.
+        """
         self._check_open()
         if not isinstance(turns, Sequence) or not all(isinstance(t, Turn) for t in turns):
             raise InvalidTypeError("write_many takes a sequence of Turn; build them with turn()")
+        for turn in turns:
+            self._check_fits(turn)
         ids = [episode_id(t.scope, t.role, t.text, t.key) for t in turns]
         results = self._writer.write_many(turns, ids)
         self._after_write(turns, results)
         return results
+
+    def _check_fits(self, turn: Turn) -> None:
+        checked_length(turn.text, limit=self.config.max_turn_chars, what="turn")
 
     def _after_write(self, turns: Sequence[Turn], results: Sequence[WriteResult]) -> None:
         """Rewrite the profile card and rolling summaries that enough new notes reached."""
@@ -449,20 +462,24 @@ class Memory:
         user's card, when one thread is forgotten) are rewritten from what remains."""
         self._check_open()
         scope = coerce_scope(scope)
-        broader = {
-            owner_scope(r.scope)
+        noted = {
+            r.scope
             for r in self._backend.iter_records(
                 RecordQuery(scope=scope, kinds=(Kind.NOTE,), statuses=tuple(Status))
             )
         }
+        # the cards outside the forgotten scope that were written from its notes: the
+        # backend drops them, and they are rebuilt from what remains
         rebuild = [
-            s
-            for s in broader
-            if not scope.contains(s) and self._backend.get_card(s, PROFILE_CARD) is not None
+            (card, kind)
+            for card in sorted({c for n in noted for c in _cards_fed_by(n)}, key=Scope.parts)
+            if not scope.contains(card)
+            for kind in (PROFILE_CARD, ROLLING_SUMMARY)
+            if self._backend.get_card(card, kind) is not None
         ]
         counts = self._backend.delete_scope(scope)
-        for card in rebuild:  # from scratch: the old card held what was just forgotten
-            self._cards.rewrite(card, PROFILE_CARD, now=self._now(None))
+        for card, kind in rebuild:  # from scratch: the old card held what was just forgotten
+            self._cards.rewrite(card, kind, now=self._now(None))
         return counts
 
     def pin(
@@ -647,3 +664,17 @@ class Memory:
 
 # every name a breakdown already uses: a plugin signal named like one would overwrite it
 _BUILTIN_SIGNALS = frozenset(f.name for f in dataclasses.fields(Score)) - {"extra"}
+
+
+def _cards_fed_by(note_scope: Scope) -> set[Scope]:
+    """The scopes whose cards may have been written from a note of ``note_scope``: its
+    own, and the broader ones of its chain (without the thread, without the agent)."""
+    out = set()
+    for agent in {note_scope.agent, None}:
+        for thread in {note_scope.thread, None}:
+            if note_scope.user is None and agent is None and thread is None:
+                continue
+            card = Scope(user=note_scope.user, agent=agent, thread=thread)
+            if card.owns(note_scope):
+                out.add(card)
+    return out

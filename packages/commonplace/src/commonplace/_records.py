@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from ._scope import Scope
+from ._text import head
 
 
 class Kind(str, enum.Enum):
@@ -232,4 +233,5 @@ def index_text(text: str, tags: Tags | None = None, *, evidence: str | None = No
     """
     if evidence is None:
         return search_text(text, tags)
+    evidence = head(evidence)
     return search_text(evidence, tags) if tags is not None else evidence

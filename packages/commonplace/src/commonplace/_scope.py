@@ -56,6 +56,25 @@ class Scope:
             )
         )
 
+    def owns(self, other: Scope) -> bool:
+        """Whether a write in this scope may read, change, merge into or supersede a
+        record written in ``other`` (and whether a card kept in this scope is written from
+        it): its scope chain.
+
+        Queries keep containment (``Scope(agent="coach")`` sees every user's memories
+        under that agent, as its caller asked). A write is narrower: it stays with its own
+        user. A write with a user reaches only that user's records through containment.
+        A write without one (an anonymous run under an agent) reaches only records that
+        have no user either, or one stranger's turn would supersede, merge into or
+        reshape every user's memory; with neither a user nor an agent, only records with
+        neither.
+        """
+        if not self.contains(other):
+            return False
+        if self.user is not None:
+            return True
+        return other.user is None and (self.agent is not None or other.agent is None)
+
     def __str__(self) -> str:
         return ", ".join(f"{n}={v!r}" for n, v in zip(_FIELDS, self.parts()) if v)
 

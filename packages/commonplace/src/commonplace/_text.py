@@ -10,6 +10,26 @@ from __future__ import annotations
 import functools
 import re
 
+# How much of a turn the write path reads: the note writer's rules and the text a note
+# is embedded from. A note keeps at most 50 words and the embedders read the first few
+# hundred tokens, so the rest of a very long turn (a pasted log, a chapter) could change
+# nothing but the time, which grows with the text to tens of seconds for megabytes. The
+# episode keeps the whole turn.
+MAX_READ_CHARS = 8_000
+
+
+def head(text: str) -> str:
+    """The part of a turn the write path reads: all of it, or its first
+    ``MAX_READ_CHARS`` characters cut after the last sentence end (or space) they hold."""
+    if len(text) <= MAX_READ_CHARS:
+        return text
+    start = text[:MAX_READ_CHARS]
+    cut = max(start.rfind(". "), start.rfind("! "), start.rfind("? "), start.rfind("\n"))
+    if cut < MAX_READ_CHARS // 2:
+        cut = start.rfind(" ")
+    return start[: cut + 1] if cut > 0 else start
+
+
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 STOPWORDS = frozenset(
     """a an the and or but if of to in on at by for with from as is am are was were be been

@@ -1,19 +1,23 @@
 """Validation of what callers pass in: refuse early, with a message that says how to fix it.
 
 Every public entry point validates all of its arguments before it touches the
-store, so a refused call changes nothing.
+store, so a refused call changes nothing. The public value types a caller builds by
+hand (``Turn``, ``Scope``, ``Config``, the embedders, ``ManualClock``) validate
+themselves with these same functions when built, so a hand-built value is refused with
+the error and message the matching :class:`~commonplace.Memory` call gives.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
-from ._clock import as_utc
-from ._records import Role
+from ._records import FactKey, Role
 from .errors import InvalidInputError, InvalidTypeError
 
 MAX_META_CHARS = 65_536
@@ -22,6 +26,15 @@ MAX_META_CHARS = 65_536
 EARLIEST = datetime(1900, 1, 1, tzinfo=timezone.utc)
 LATEST = datetime(9000, 1, 1, tzinfo=timezone.utc)
 MAX_DAYS = 365_000.0
+# The longest text a Turn can hold: the largest Config(max_turn_chars=...) allows. A Turn
+# knows no Config, so Memory.write_many checks each turn against its own, smaller limit.
+MAX_TURN_CHARS = 2**31 - 1
+MAX_KEY_CHARS = 256
+# The widest vectors a store takes. The widest embedding models in use make 4,096
+# dimensions; the vector index holds at least 64 rows per scope in memory (64 x 65,536
+# float32 is 16 MiB), and a model declaring more (2**40, say) would pin a store that no
+# process can ever embed into, or open to re-embed, again.
+MAX_EMBEDDER_DIM = 65_536
 
 
 def checked_text(text: object, *, limit: int, what: str) -> str:
@@ -29,18 +42,43 @@ def checked_text(text: object, *, limit: int, what: str) -> str:
         raise InvalidTypeError(f"the {what} must be a str, not {type(text).__name__}")
     if not text.strip():
         raise InvalidInputError(f"the {what} is empty; skip the call for an empty {what}")
+    checked_length(text, limit=limit, what=what)
+    _check_unicode(text, f"the {what}")
+    return text
+
+
+def checked_length(text: str, *, limit: int, what: str) -> str:
+    """``text`` (already a checked str) if it fits ``limit``, the ``max_{what}_chars`` setting."""
     if len(text) > limit:
         raise InvalidInputError(
             f"the {what} is {len(text)} characters, over the limit of {limit}; split it "
             f"or raise Config(max_{what}_chars=...)"
         )
+    return text
+
+
+def _check_unicode(text: str, what: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidInputError(
-            f"the {what} contains lone surrogates (invalid unicode); decode it properly"
+            f"{what} contains lone surrogates (invalid unicode); decode it properly"
         ) from None
-    return text
+
+
+def checked_key(key: object) -> str | None:
+    """A turn's key (the message id of the caller's framework), or None."""
+    if key is None:
+        return None
+    if not isinstance(key, str):
+        raise InvalidTypeError(
+            f"key must be a str (a message id) or None, not {type(key).__name__}"
+        )
+    if not key or len(key) > MAX_KEY_CHARS:
+        raise InvalidInputError(
+            f"key must be a non-empty str of at most {MAX_KEY_CHARS} characters"
+        )
+    return key
 
 
 MAX_SPEAKER_CHARS = 100
@@ -104,15 +142,71 @@ def checked_bool(name: str, value: object) -> bool:
     return value
 
 
+def finite(value: float) -> bool:
+    """Whether ``value`` is a finite number a float can hold (an int past 1.8e308 is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # math.isfinite converts an int to a float first
+        return False
+
+
 def checked_float(name: str, value: object, *, high: float = math.inf) -> float:
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
-        or not math.isfinite(value)
+        or not finite(value)
         or not 0 <= value <= high
     ):
         raise InvalidInputError(f"{name} must be a number in [0, {high:g}], not {value!r}")
     return float(value)
+
+
+def checked_dim(name: str, value: object, *, low: int = 1) -> int:
+    """The length of an embedder's vectors: an int from ``low`` to ``MAX_EMBEDDER_DIM``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidTypeError(
+            f"{name} must be an int from {low} to {MAX_EMBEDDER_DIM}, not {type(value).__name__}"
+        )
+    if not low <= value <= MAX_EMBEDDER_DIM:
+        raise InvalidInputError(
+            f"{name} must be from {low} to {MAX_EMBEDDER_DIM} (the length of the model's "
+            f"vectors, e.g. 384), not {value}"
+        )
+    return value
+
+
+def checked_fact(fact: object) -> FactKey | None:
+    """A fact key given by a caller: a subject and a predicate, both non-empty text.
+
+    Checked where a caller hands one in (``put_note``), not when a FactKey is built:
+    FactKeys are also rebuilt from what a store holds, and reading must never refuse.
+    """
+    if fact is None:
+        return None
+    if not isinstance(fact, FactKey):
+        raise InvalidTypeError("fact must be a commonplace.FactKey(subject, predicate) or None")
+    for part in ("subject", "predicate"):
+        value = getattr(fact, part)
+        if not isinstance(value, str):
+            raise InvalidTypeError(f"fact.{part} must be a str, not {type(value).__name__}")
+        if not value.strip():
+            raise InvalidInputError(
+                f"fact.{part} is empty; name the fact, e.g. FactKey('user', 'city')"
+            )
+        _check_unicode(value, f"fact.{part}")
+    return fact
+
+
+def as_utc(when: object) -> datetime:
+    """An aware UTC datetime; naive datetimes are taken to be UTC."""
+    if not isinstance(when, datetime):
+        raise InvalidTypeError(f"expected a datetime, not {type(when).__name__}")
+    if when.tzinfo is None:
+        return when.replace(tzinfo=timezone.utc)
+    try:
+        return when.astimezone(timezone.utc)
+    except OverflowError:  # its offset pushes it past year 1 or 9999
+        raise InvalidInputError(f"{when!r} has no UTC equivalent; use a time in range") from None
 
 
 def checked_time(name: str, when: object) -> datetime:
@@ -129,6 +223,18 @@ def checked_time(name: str, when: object) -> datetime:
             f"{LATEST:%Y} (UTC)"
         )
     return utc
+
+
+def checked_path(name: str, value: object) -> Path:
+    """A file's path, as a str or an ``os.PathLike``: one the file system can be asked about."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"{name} must be a str or a path, not {type(value).__name__}")
+    if "\x00" in value:
+        raise InvalidInputError(f"{name} contains a NUL character, which no file name can hold")
+    _check_unicode(value, name)
+    return Path(value)
 
 
 def checked_id(name: str, value: object) -> str:

@@ -23,6 +23,7 @@ must hold the right memory's distinctive words and not its rival's.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
@@ -91,8 +92,8 @@ _TEMPORAL: tuple[tuple[str, str, str, Sequence[str]], ...] = (
         ["three", "five", "seven", "nine", "eleven"],
     ),
     (
-        "The newsletter goes out on {v}s",
-        "The newsletter now goes out on {v}s",
+        "The newsletter goes out every {v}",
+        "The newsletter now goes out every {v}",
         "which day does the newsletter go out",
         _DAYS,
     ),
@@ -167,7 +168,7 @@ _IMPORTANCE: tuple[tuple[str, str, str], ...] = (
     ("Flight TP1947 departs from gate 14 at 07:40", "there is a flight at some point", "TP1947"),
     ("The warehouse at {s} 12 opens at 6:30", "the warehouse opens sometime", "6:30"),
     ("Reception extension for {n} is 4417", "people have phone extensions", "4417"),
-    ("The boiler sensor peaks at 71 degrees", "a sensor reads some temperature", "71 degrees"),
+    ("The greenhouse sensor peaks at 71 degrees", "a sensor reads some temperature", "71 degrees"),
     ("Meeting room 3B seats 14 people and has a projector", "there are some meeting rooms", "3B"),
     ("The mortgage rate is 3.2 percent fixed until 2029", "the loan has some rate", "3.2 percent"),
     ("Engineer {n} joined {o} in 2019 as a data analyst", "someone joined a company once", "2019"),
@@ -265,9 +266,14 @@ def build(seed: int) -> tuple[list[Memo], list[Case]]:
 
 
 def _unique(text: str, other: str) -> str:
-    """A word of ``text`` that ``other`` lacks: how to tell the rival apart."""
-    theirs = {w.lower() for w in other.split()}
-    for word in sorted(text.split(), key=len, reverse=True):
+    """A word of ``text`` that ``other`` lacks: how to tell the rival apart.
+
+    Words are compared as ``contains`` matches them, on word boundaries, so a word
+    the other text holds inside a dotted name ("wiki.internal") is not unique.
+    """
+    theirs = {w.lower() for w in re.findall(r"\w+", other)}
+    words: list[str] = re.findall(r"\w+", text)
+    for word in sorted(words, key=len, reverse=True):
         if word.lower() not in theirs:
             return word
     return text

@@ -5,7 +5,8 @@ Each store size is measured in a fresh subprocess (so resident memory is its own
 
 * commonplace, full path: N synthetic user turns (each becomes a note) written with
   ``Memory.write_many`` in batches of 500 through the default note writer and the
-  default hashing embedder into a SQLite file; write throughput, build time, disk.
+  hashing embedder into a SQLite file (``python -m commonplace_bench.scale --embedder
+  default`` measures the MiniLM default); write throughput, build time, disk.
 * commonplace, store only (``--store-only``, for sizes the full path would take too
   long to build): notes go straight to the SQLite backend with ``write_turns`` in
   batches of 10,000, skipping the note writer; the read path is the full recall.

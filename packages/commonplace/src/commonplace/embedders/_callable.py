@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import checked_dim
 from ..errors import InvalidInputError, InvalidTypeError, PluginError
 from ._protocol import Vectors
 
@@ -54,11 +55,10 @@ class CallableEmbedder:
         self._name = checked_name(name)
         if dim is None:
             self._dim = 0
-            self._dim = _width(self._call([PROBE_TEXT]), 1, self._name)
-        elif isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 65_536:
-            raise InvalidInputError(f"dim must be an int from 1 to 65536, not {dim!r}")
+            measured = _width(self._call([PROBE_TEXT]), 1, self._name)
+            self._dim = checked_dim(f"the dim of {self._name!r} (measured)", measured)
         else:
-            self._dim = dim
+            self._dim = checked_dim("dim", dim)
 
     @property
     def name(self) -> str:

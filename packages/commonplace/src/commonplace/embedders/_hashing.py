@@ -19,16 +19,21 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._text import STOPWORDS, WORD, stem
+from .._validate import checked_dim
 from ._protocol import Vectors
+
+# Fewer buckets than this and unrelated texts share most of their features.
+_MIN_DIM = 16
 
 
 class HashingEmbedder:
-    """Feature-hashing embedder; the default because it needs nothing but numpy."""
+    """Feature-hashing embedder; the default because it needs nothing but numpy.
+
+    ``dim`` is the number of buckets, from 16 to ``MAX_EMBEDDER_DIM`` (65,536).
+    """
 
     def __init__(self, *, dim: int = 256) -> None:
-        if dim < 16:
-            raise ValueError("dim must be at least 16")
-        self._dim = dim
+        self._dim = checked_dim("HashingEmbedder(dim=...)", dim, low=_MIN_DIM)
         self._buckets: dict[str, tuple[int, float]] = {}
 
     @property

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import checked_path
 from ..errors import EmbedderUnavailableError, InvalidInputError, InvalidTypeError
 from ._protocol import Vectors
 
@@ -60,6 +61,9 @@ _DIM = 384
 _MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
 _BATCH_TOKENS = 512  # padded tokens per batch; measured fastest per CPU second here
 _OUTPUT = "last_hidden_state"
+# More threads than a machine has cores only contend, and onnxruntime refuses a count past
+# 2**31 only when the first text is embedded, long after the embedder was accepted.
+_MAX_THREADS = 1_024
 
 
 class MiniLMEmbedder:
@@ -88,8 +92,11 @@ class MiniLMEmbedder:
         if threads is not None:
             if isinstance(threads, bool) or not isinstance(threads, int):
                 raise InvalidTypeError(f"threads must be an int or None, not {threads!r}")
-            if threads < 1:
-                raise InvalidInputError(f"threads must be at least 1, not {threads}")
+            if not 1 <= threads <= _MAX_THREADS:
+                raise InvalidInputError(
+                    f"threads must be from 1 to {_MAX_THREADS}, not {threads}; leave it unset "
+                    "for the usable cores"
+                )
         if sha256 is None:
             expected = WEIGHTS_SHA256
         elif not isinstance(sha256, str):
@@ -100,8 +107,9 @@ class MiniLMEmbedder:
                 raise InvalidInputError(
                     f"sha256 must be 64 hex digits (the file's SHA-256), not {sha256!r}"
                 )
+        given = None if model_path is None else checked_path("model_path", model_path)
         _require_runtime()
-        path = _installed_weights() if model_path is None else Path(model_path)
+        path = _installed_weights() if given is None else given
         _verify(path, expected, pinned_on_purpose=sha256 is not None)
         self._path = path
         self._sha256 = expected

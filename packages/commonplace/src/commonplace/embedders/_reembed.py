@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .._records import Kind, Record, index_text, note_id
 from ..errors import InvalidInputError, InvalidTypeError, StoreError
 from ._protocol import Embedder, embed_checked
-from ._resolve import adapt_embedder, open_backend
+from ._resolve import adapt_embedder, open_backend, pin_of
 
 if TYPE_CHECKING:
     from ..stores import Backend, EmbedderPin
@@ -126,9 +126,10 @@ def reembed(
         raise InvalidTypeError("progress must be True, False or None (a bar on a terminal)")
     manager = make_plugin_manager(plugins=plugins)
     model = _target_model(to, manager)
+    target = pin_of(model)  # before the store is opened: a pin it cannot hold is refused
     backend = open_backend(url or default_url(), manager)
     try:
-        return _run(backend, model, batch=batch, progress=progress)
+        return _run(backend, model, target, batch=batch, progress=progress)
     finally:
         backend.close()
 
@@ -154,11 +155,10 @@ def _target_model(to: object, manager: Any) -> Embedder:
     return found
 
 
-def _run(backend: Backend, model: Embedder, *, batch: int, progress: bool | None) -> ReembedReport:
-    from ..stores import EmbedderPin
-
+def _run(
+    backend: Backend, model: Embedder, target: EmbedderPin, *, batch: int, progress: bool | None
+) -> ReembedReport:
     started = time.perf_counter()
-    target = EmbedderPin(model.name, model.dim)
     source = backend.read_pin()
     state = backend.reembed_state()
     if source == target and state is None:

@@ -19,7 +19,9 @@ import importlib.metadata
 import shlex
 from typing import TYPE_CHECKING, Any
 
+from .._validate import checked_dim
 from ..errors import EmbedderMismatchError, InvalidTypeError, InvalidURLError, PluginError
+from ._callable import checked_name
 from ._protocol import Embedder
 
 if TYPE_CHECKING:
@@ -100,8 +102,6 @@ def resolve_embedder(given: Embedder | None, *, backend: Backend, hooks: Any) ->
     the default one for a new store). A model other than the pinned one is refused with
     :class:`EmbedderMismatchError`, whose message names the command that re-embeds.
     """
-    from ..stores import EmbedderPin
-
     pin = backend.read_pin()
     if given is None:
         given = hooks.commonplace_embedder(name=None if pin is None else pin.name)
@@ -111,10 +111,24 @@ def resolve_embedder(given: Embedder | None, *, backend: Backend, hooks: Any) ->
     if not isinstance(given, Embedder):
         raise PluginError("commonplace_embedder returned an object that is not an Embedder")
     if pin is None:
-        backend.write_pin(EmbedderPin(given.name, given.dim))
+        backend.write_pin(pin_of(given))
     elif (pin.name, pin.dim) != (given.name, given.dim):
         raise EmbedderMismatchError(mismatch_message(pin, given, backend=backend, hooks=hooks))
     return given
+
+
+def pin_of(model: Embedder) -> EmbedderPin:
+    """The pin a store gets for ``model``, refused unless a store can hold it for good.
+
+    A pin is forever: a name that cannot be stored or read back as given, or a dim no
+    process can embed with (``HashingEmbedder(dim=2**40)``), would leave a store that can
+    never be opened again. Only new pins are checked, so a store pinned before these
+    limits existed still opens with its model.
+    """
+    from ..stores import EmbedderPin
+
+    name = checked_name(model.name)
+    return EmbedderPin(name, checked_dim(f"the dim of the embedder {name!r}", model.dim))
 
 
 def not_installed_message(pin: EmbedderPin, url: str) -> str:

@@ -25,7 +25,7 @@ import pluggy
 
 from .._config import ConsolidationRules
 from .._records import Kind, Modality, Record, Status, Tags, Tier
-from .._scope import Scope
+from .._scope import Scope, owner_scope
 from .._text import content_terms
 from ..embedders import Embedder
 from ..embedders._protocol import embed_checked
@@ -74,18 +74,20 @@ def supported(sentence: SummarySentence, notes: dict[str, Record]) -> str | None
 
 def clusters(
     backend: Backend, *, scope: Scope, now: datetime, rules: ConsolidationRules
-) -> dict[str, list[Record]]:
-    """Statement notes old enough to consolidate, grouped by the entities they name."""
+) -> dict[tuple[Scope, str], list[Record]]:
+    """Statement notes old enough to consolidate, grouped by their owner (user and agent)
+    and the entities they name. A run over a broad scope (every user of an agent) never
+    writes one summary from two users' notes."""
     cutoff = now - timedelta(days=rules.min_age_days)
-    groups: dict[str, list[Record]] = defaultdict(list)
+    groups: dict[tuple[Scope, str], list[Record]] = defaultdict(list)
     for note in backend.iter_records(
         RecordQuery(scope=scope, superseded=False, created_before=cutoff)
     ):
         if note.tags.modality is not Modality.STATEMENT:
             continue  # jokes, questions and hypotheticals never feed a summary
         for entity in {e.lower() for e in note.tags.entities}:
-            groups[entity].append(note)
-    return {e: ns for e, ns in groups.items() if len(ns) >= rules.min_cluster_size}
+            groups[(owner_scope(note.scope), entity)].append(note)
+    return {k: ns for k, ns in groups.items() if len(ns) >= rules.min_cluster_size}
 
 
 def consolidate(
@@ -105,9 +107,13 @@ def consolidate(
         )
     )
     known = {r.id: r.status for r in summaries}
-    for entity, notes in sorted(clusters(backend, scope=scope, now=now, rules=rules).items()):
+    found = clusters(backend, scope=scope, now=now, rules=rules)
+    for (owner, entity), notes in sorted(
+        found.items(), key=lambda kv: (kv[0][0].parts(), kv[0][1])
+    ):
         fingerprint = hashlib.sha256(",".join(sorted(n.id for n in notes)).encode()).hexdigest()
-        summary_scope = notes[0].scope if len({n.scope for n in notes}) == 1 else scope
+        one_scope = len({n.scope for n in notes}) == 1
+        summary_scope = notes[0].scope if one_scope else owner
         sid = (
             "sm_"
             + hashlib.sha256(

@@ -170,12 +170,17 @@ class RecallCompiler:
         items.sort(key=lambda i: -i.score.total)
         recall_id = "rc_" + uuid.uuid4().hex[:24]
         # what the search put forward is the few best relevant notes, not everything the
-        # budget had room for: only those count as accessed, and as ignored when unused
-        retrieved = tuple(
-            i.record.id for i in items if i.section == "relevant" and i.score.gate > 0
-        )[: top_k or _DEFAULT_K]
-        if retrieved and config.touch_on_recall and as_of is None:
-            self._backend.touch(list(retrieved), at=now)
+        # budget had room for: those count as ignored when unused. Only the ones about as
+        # relevant as the best (whole gate) count as accessed: touching every near miss
+        # each time it is shown would refresh its recency until an old rival looks as
+        # fresh as the update that replaced it.
+        put_forward = [i for i in items if i.section == "relevant" and i.score.gate > 0][
+            : top_k or _DEFAULT_K
+        ]
+        retrieved = tuple(i.record.id for i in put_forward)
+        accessed = [i.record.id for i in put_forward if i.score.gate >= 1.0]
+        if accessed and config.touch_on_recall and as_of is None:
+            self._backend.touch(accessed, at=now)
         shown_ids = tuple(dict.fromkeys(included))
         self._backend.log_recall(RecallLog(recall_id, scope, now, retrieved, shown_ids=shown_ids))
         return Recall(

@@ -67,10 +67,11 @@ class Recall:
     is the compiled context (what ``render()`` returns), ``tokens`` its size
     in ``cl100k_base`` tokens, ``included`` the ids of the records that fit
     the budget. ``retrieved`` are the few best relevant records the search put
-    forward (at most ``top_k``, 10 without it): they count as accessed, and
-    feedback counts each as used or ignored; the rest of the budget is filled
-    with other relevant notes, shown but not counted. ``id`` names this recall
-    for :meth:`Memory.feedback`.
+    forward (at most ``top_k``, 10 without it): feedback counts each as used or
+    ignored, and those about as relevant as the best (``score.gate == 1``) count as
+    accessed (a near miss shown on every recall must not look fresh); the rest of
+    the budget is filled with other relevant notes, shown but not counted. ``id``
+    names this recall for :meth:`Memory.feedback`.
     """
 
     id: str

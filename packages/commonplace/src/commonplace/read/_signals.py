@@ -10,8 +10,9 @@ The gate is what keeps the rerank honest with a realistic candidate pool:
 contextual signals may reorder records that are about as relevant as the best
 candidate, but they cannot lift an unrelated record just because it is fresh
 or popular. A candidate whose similarity is below ``relevance_floor`` gets no
-lift at all; above it, the lift fades linearly to zero as the candidate falls
-``relevance_margin`` below the best similarity in the pool.
+lift at all; within ``relevance_plateau`` of the best similarity in the pool it
+gets the whole lift; further below, the lift fades linearly to zero over
+``relevance_margin``.
 """
 
 from __future__ import annotations
@@ -167,9 +168,12 @@ def score_candidates(
 def _gate(similarity: float, best: float, config: Config) -> float:
     if similarity < config.relevance_floor:
         return 0.0
+    below = best - similarity - config.relevance_plateau
+    if below <= 0:
+        return 1.0
     if config.relevance_margin <= 0:
-        return 1.0 if similarity >= best else 0.0
-    return max(0.0, min(1.0, 1.0 - (best - similarity) / config.relevance_margin))
+        return 0.0
+    return max(0.0, 1.0 - below / config.relevance_margin)
 
 
 def _extra(signal: ScoreSignal, candidate: Candidate, *, query: str, now: datetime) -> float:

@@ -173,7 +173,7 @@ class SQLiteBackend:
         try:
             yield
         except sqlite3.OperationalError as exc:
-            raise StoreError(f"SQLite error on {self._path!r}: {exc}") from exc
+            raise StoreError(f"SQLite error on {self._path!r}: {exc}{_hint(exc)}") from exc
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             if isinstance(exc, sqlite3.DatabaseError) and type(exc) is not sqlite3.DatabaseError:
                 raise  # integrity and programming errors are not damage
@@ -192,8 +192,19 @@ class SQLiteBackend:
                 try:
                     yield self._db
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    if self._db.in_transaction:  # SQLite may have rolled back already
+                        self._db.execute("ROLLBACK")
                     raise
+                if not self._db.in_transaction:
+                    # SQLite rolled the transaction back itself (an I/O error on the
+                    # journal): a COMMIT now would only say "no transaction is active"
+                    raise StoreError(
+                        f"SQLite rolled back a write on {self._path!r} after an I/O error "
+                        "(was its -wal or -shm file deleted, or its disk removed, while it "
+                        "was open?); nothing of this call was stored. Close this Memory and "
+                        "open the store again; if it then reports damage, restore the file "
+                        "from a backup"
+                    )
                 self._db.execute("COMMIT")
 
     @contextlib.contextmanager
@@ -912,12 +923,22 @@ class SQLiteBackend:
         ]
         for chunk in chunks(stale):
             db.execute(f"DELETE FROM conflicts WHERE id IN ({marks(len(chunk))})", chunk)
+        # a card is written from the notes its scope owns (``Scope.owns``): only those are
+        # stale; a card of the agent's anonymous runs never held a user's notes
         for user, agent, thread in note_scopes:
-            db.execute(
-                "DELETE FROM cards WHERE scope_user IN ('', ?) AND scope_agent IN ('', ?) "
-                "AND scope_thread IN ('', ?)",
+            note_scope = scope_from_parts(user, agent, thread)
+            cards = db.execute(
+                "SELECT scope_user, scope_agent, scope_thread FROM cards WHERE scope_user = ? "
+                "AND scope_agent IN ('', ?) AND scope_thread IN ('', ?)",
                 (user, agent, thread),
-            )
+            ).fetchall()
+            for parts in cards:
+                if any(parts) and scope_from_parts(*parts).owns(note_scope):
+                    db.execute(
+                        "DELETE FROM cards WHERE scope_user = ? AND scope_agent = ? "
+                        "AND scope_thread = ?",
+                        parts,
+                    )
         return audit
 
     # -- links ----------------------------------------------------------------------------
@@ -1233,3 +1254,22 @@ def _record_filter(query: RecordQuery) -> tuple[str, tuple[Any, ...]]:
         clauses.append("created_at < ?")
         params.append(to_epoch(query.created_before))
     return " AND ".join(clauses), tuple(params)
+
+
+def _hint(exc: sqlite3.OperationalError) -> str:
+    """What to do about an operational error, for the ones a user can act on."""
+    text = str(exc).lower()
+    if "no transaction is active" in text or "disk i/o error" in text:
+        return (
+            "; the store's journal (its -wal or -shm file) may have been deleted or its disk "
+            "removed while it was open: close this Memory and open the store again"
+        )
+    if "database or disk is full" in text:
+        return "; free disk space (nothing of this call was stored) and retry"
+    if "readonly" in text or "read-only" in text:
+        return "; the file or its folder is not writable: fix its permissions or use a copy"
+    if "locked" in text or "busy" in text:
+        return "; another process holds a write lock for too long: retry, or raise its timeout"
+    if "unable to open" in text:
+        return "; check that the folder exists and is writable"
+    return ""

@@ -16,7 +16,7 @@ from .._records import Kind, Record
 from .._scope import Scope, owner_scope
 from .._tokens import count_tokens
 from ..errors import PluginError
-from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Backend, Card
+from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Backend, Card, RecordQuery
 from ._profile import ProfileCard, enforce_sticky, render_card, update_card
 
 _RECENT_FOR_VOICE = 20
@@ -44,21 +44,15 @@ class CardKeeper:
         """Rewrite one card from the notes it has not seen yet."""
         existing = self._backend.get_card(scope, kind)
         seen = int(existing.data.get("notes_seen", 0)) if existing else 0
-        total = self._backend.count(scope, Kind.NOTE)
-        new = list(
-            reversed(
-                self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=max(0, total - seen))
-            )
-        )
+        total = self._count(scope)
+        new = list(reversed(self._notes(scope, limit=max(0, total - seen))))
         if kind == PROFILE_CARD:
             previous = (
                 ProfileCard.from_json(dict(existing.data.get("card", {})))
                 if existing
                 else ProfileCard()
             )
-            recent = self._backend.recent_records(
-                scope, kinds=(Kind.NOTE,), limit=_RECENT_FOR_VOICE
-            )
+            recent = self._notes(scope, limit=_RECENT_FOR_VOICE)
             proposed = self._hooks.commonplace_rewrite_profile(card=previous, notes=new)
             if proposed is None:
                 proposed = update_card(previous, new, recent)
@@ -69,7 +63,7 @@ class CardKeeper:
             data = {"card": card.to_json(), "notes_seen": total}
         else:
             text = rolling_summary(
-                self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=30),
+                self._notes(scope, limit=30),
                 max_tokens=self._rules.summary_tokens,
             )
             data = {"notes_seen": total}
@@ -80,8 +74,30 @@ class CardKeeper:
     def _maybe_rewrite(self, scope: Scope, kind: str, now: datetime) -> None:
         existing = self._backend.get_card(scope, kind)
         seen = int(existing.data.get("notes_seen", 0)) if existing else 0
-        if self._backend.count(scope, Kind.NOTE) - seen >= self._rules.rewrite_every:
+        if self._count(scope) - seen >= self._rules.rewrite_every:
             self.rewrite(scope, kind, now=now)
+
+    # A card is written from its owner's notes only. With a user, containment is exactly
+    # that. Without one (an anonymous run under an agent) containment would pull in every
+    # user's notes under the agent, so those are read and filtered by the scope chain.
+
+    def _notes(self, scope: Scope, *, limit: int) -> list[Record]:
+        """The newest ``limit`` notes the card of ``scope`` is written from, newest first."""
+        if scope.user is not None or limit <= 0:
+            return self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=limit)
+        fetch = limit
+        while True:
+            found = self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=fetch)
+            mine = [r for r in found if scope.owns(r.scope)]
+            if len(mine) >= limit or len(found) < fetch:
+                return mine[:limit]
+            fetch *= 4
+
+    def _count(self, scope: Scope) -> int:
+        if scope.user is not None:
+            return self._backend.count(scope, Kind.NOTE)
+        notes = self._backend.iter_records(RecordQuery(scope=scope))
+        return sum(1 for r in notes if scope.owns(r.scope))
 
 
 def rolling_summary(newest_first: list[Record], *, max_tokens: int) -> str:

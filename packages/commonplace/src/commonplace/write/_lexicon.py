@@ -102,6 +102,56 @@ QUOTE_MARKERS = (
     "as you said",
     "your previous",
 )
+# Reported speech of an assistant ("the assistant told me I live in Paris", "ChatGPT
+# says ..."): what it said is a quote, never the user's own fact, exactly as "you said"
+# is. Only names that mean a machine: "my agent told me" is as likely a person.
+ASSISTANT_NAMES = (
+    "assistant",
+    "ai",
+    "a.i.",
+    "ai assistant",
+    "ai agent",
+    "ai model",
+    "language model",
+    "bot",
+    "chatbot",
+    "chat bot",
+    "copilot",
+    "llm",
+    "chatgpt",
+    "gpt",
+    "claude",
+    "gemini",
+    "siri",
+    "alexa",
+)
+REPORTING_VERBS = (
+    "said",
+    "says",
+    "told me",
+    "tells me",
+    "told us",
+    "mentioned",
+    "wrote",
+    "suggested",
+    "claimed",
+    "claims",
+    "thinks",
+    "thought",
+    "replied",
+    "answered",
+    "recommended",
+    "insisted",
+    "reckons",
+    "figured",
+    "guessed",
+    "assumed",
+    "informed me",
+    "reminded me",
+    "explained",
+    "decided",
+    "concluded",
+)
 # "your answer", "your last recipe": something the assistant produced.
 QUOTED_THINGS = (
     "answer",

@@ -221,7 +221,8 @@ class WritePipeline:
             scope = owner_scope(note.scope)
             if scope not in newest:  # one read per scope and batch, not per note
                 found = self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=1)
-                newest[scope] = found[0].created_at if found else None
+                mine = [r for r in found if scope.owns(r.scope)]
+                newest[scope] = mine[0].created_at if mine else None
             supersedes, late = self._updates(note, vectors[row - 1], newest=newest[scope])
             writes.append(TurnWrite(episode, note, supersedes=supersedes, superseded_at=late))
             kept.append(row - 1)
@@ -241,7 +242,11 @@ class WritePipeline:
             for i, hit in zip(rows, hits):
                 if hit is not None and hit[1] >= self._config.merge_similarity:
                     twin = self._backend.get_record(hit[0])
-                    if twin is not None and _same_statement(twin, notes[i]):
+                    if (
+                        twin is not None
+                        and scope.owns(twin.scope)
+                        and _same_statement(twin, notes[i])
+                    ):
                         out[i] = twin
         return out
 
@@ -268,7 +273,10 @@ class WritePipeline:
                     superseded=False,
                 )
             ):
-                if (r.tags.value or "").lower() == value.lower():
+                if (
+                    not owner_scope(note.scope).owns(r.scope)
+                    or (r.tags.value or "").lower() == value.lower()
+                ):
                     continue
                 if r.created_at <= note.created_at:
                     older.append(r.id)
@@ -286,7 +294,11 @@ class WritePipeline:
                 kinds=(Kind.NOTE,),
             ):
                 other = candidate.record
-                if other.id in older or other.superseded_by is not None:
+                if (
+                    other.id in older
+                    or other.superseded_by is not None
+                    or not owner_scope(note.scope).owns(other.scope)
+                ):
                     continue
                 if other.created_at <= note.created_at:
                     if _replaces(note, key, retraction, other):
@@ -307,7 +319,12 @@ class WritePipeline:
                     RecordQuery(scope=owner_scope(note.scope), entity=name)
                 ):
                     theirs = {r for r, n in relations(other.text) if n.lower() == name.lower()}
-                    if other.id == note.id or not theirs or relation in theirs:
+                    if (
+                        other.id == note.id
+                        or not owner_scope(note.scope).owns(other.scope)
+                        or not theirs
+                        or relation in theirs
+                    ):
                         continue
                     ids = tuple(sorted((note.id, other.id)))
                     self._backend.add_conflict(
@@ -336,6 +353,7 @@ class WritePipeline:
             recent = self._backend.recent_records(
                 scope, kinds=(Kind.NOTE,), limit=_LINK_LOOKBACK + len(batch)
             )
+            recent = [r for r in recent if scope.owns(r.scope)]
             order = {r.id: n for n, r in enumerate(recent)}  # newest first
             for note in batch:
                 start = order.get(note.id, -1) + 1

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 
 from .._records import FactKey, Modality, Tags
-from .._text import STOPWORDS
+from .._text import STOPWORDS, head
 from . import _lexicon as lex
 from ._clauses import (
     is_question,
@@ -62,6 +62,15 @@ _QUOTE = re.compile(
     + r"|\byour (?:\w+ )?(?:"
     + _alternation(lex.QUOTED_THINGS)
     + r")\b"
+    # "the assistant told me ...", "according to ChatGPT": reported speech of a machine
+    + r"|(?<![\w'])(?:(?:the|my|your|this|that|our|an?) )?(?:"
+    + _alternation(lex.ASSISTANT_NAMES)
+    + r")(?:'s)? (?:(?:just|also|once|earlier|previously|already|then|apparently) )?(?:"
+    + _alternation(lex.REPORTING_VERBS)
+    + r")(?![\w'])"
+    + r"|\baccording to (?:(?:the|my|your|an?) )?(?:"
+    + _alternation(lex.ASSISTANT_NAMES)
+    + r")(?![\w'])"
 )
 _LAUGHTER = _markers(lex.LAUGHTER_MARKERS)
 _LAUGHTER_EMOJI = re.compile("|".join(lex.LAUGHTER_EMOJI))
@@ -406,7 +415,7 @@ class RuleNoteWriter:
     """Writes at most one tagged note per user turn, by rule."""
 
     def write(self, turn: Turn) -> NoteDraft | Skip:
-        raw = unicodedata.normalize("NFKC", turn.text).strip()
+        raw = unicodedata.normalize("NFKC", head(turn.text)).strip()
         speaker = turn.speaker or split_speaker(raw)[0]
         text = photo_sentence(without_speaker(raw, speaker).strip() or raw)
         reason = _noise_reason(text)

@@ -8,7 +8,16 @@ from datetime import datetime
 from typing import Any
 
 from .._records import Record, Role, Tags
-from .._scope import Scope
+from .._scope import Scope, coerce_scope
+from .._validate import (
+    MAX_TURN_CHARS,
+    checked_key,
+    checked_meta,
+    checked_role,
+    checked_speaker,
+    checked_text,
+    checked_time,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +27,13 @@ class Turn:
     ``speaker`` names who said it when several people share a conversation (given to
     :meth:`Memory.write`, or read from a leading "Name: " in the text); the note then
     names them instead of "the user". It changes nothing about scopes.
+
+    A Turn validates itself when built, however it is built (:meth:`Memory.turn`, by
+    hand, by an integration, with ``dataclasses.replace``): a value :meth:`Memory.write`
+    would refuse is refused here with the same error and message, and what it accepts is
+    normalised the same way (a role or scope given as text, ``at`` in UTC, ``meta`` as
+    plain JSON data). Only the length limit of a Memory's ``Config.max_turn_chars`` is
+    checked later, by :meth:`Memory.write_many`, as a Turn belongs to no Memory.
     """
 
     text: str
@@ -27,6 +43,20 @@ class Turn:
     meta: Mapping[str, Any] = field(default_factory=dict)
     key: str | None = None
     speaker: str | None = None
+
+    def __post_init__(self) -> None:
+        # in the order Memory.write checks them, so the first fault found is the same one
+        checked = {
+            "text": checked_text(self.text, limit=MAX_TURN_CHARS, what="turn"),
+            "role": checked_role(self.role),
+            "scope": coerce_scope(self.scope),
+            "at": checked_time("at", self.at),
+            "meta": checked_meta(self.meta),
+            "key": checked_key(self.key),
+            "speaker": checked_speaker(self.speaker),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)  # frozen: normalised once, here
 
 
 @dataclass(frozen=True, slots=True)

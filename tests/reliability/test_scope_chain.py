@@ -1,0 +1,175 @@
+"""Writes stay in their scope chain: no write changes what another user's memory holds.
+
+A query scope sees by containment (``Scope(agent="coach")`` sees every user under the
+agent). A write is narrower (``Scope.owns``): a write with a user reaches only that
+user's records; a write without one (an anonymous LangGraph run under an agent) reaches
+only records that have no user either. Hypothesis writes turns built to collide (one fact
+key with different values, repeated sentences that merge, a name given two relations,
+updates in words) into scopes with and without users, and after every write checks that
+no record, link, card or conflict outside the writer's chain changed. Then a lifecycle run
+over a broad scope must not write a summary from two owners' notes, and forgetting one
+scope must leave every card that was not written from it as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tempfile
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+from reliability_support import BUSY, SIZES, profile, tally, url_of
+
+from commonplace import Memory, Scope
+from commonplace._scope import owner_scope
+from commonplace.stores._sqlite_rows import scope_from_parts
+
+START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+USERS = ("ana", "bob", None)
+AGENTS = ("coach", None)
+THREADS = ("t1", "anon", None)
+TEXTS = (
+    "I live in Lisbon.",
+    "I live in Porto.",
+    "I moved to Paris last week.",
+    "My sister Mia is a nurse.",
+    "My coworker Mia moved to Berlin.",
+    "I am vegetarian.",
+    "I'm not vegetarian anymore, I eat fish now.",
+    "My favourite tea is sencha.",
+    "My manager is Rui.",
+    "Tomas is my new manager.",
+    "I work at Initech as a data analyst.",
+    "Mia and I went hiking in Sintra.",
+    "Mia and I went hiking in Sintra.",
+    "Mia called me about the Sintra trip.",
+    "Mia called me about the Sintra trip.",
+)
+
+
+def scopes() -> st.SearchStrategy[Scope]:
+    return (
+        st.tuples(st.sampled_from(USERS), st.sampled_from(AGENTS), st.sampled_from(THREADS))
+        .filter(lambda p: any(p))
+        .map(lambda p: Scope(user=p[0], agent=p[1], thread=p[2]))
+    )
+
+
+def _rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Records, links, cards and conflicts, each row with the scope it belongs to."""
+    db = sqlite3.connect(path)
+    try:
+        records = db.execute(
+            "SELECT r.id, r.scope_user, r.scope_agent, r.scope_thread, r.text, r.status, "
+            "r.superseded_by, r.tags, r.access_count, r.valid_to, "
+            "(SELECT group_concat(p.source_id) FROM provenance AS p WHERE p.record_id = r.id) "
+            "FROM records AS r"
+        ).fetchall()
+        scope_of = {r[0]: scope_from_parts(r[1], r[2], r[3]) for r in records}
+        return {
+            "records": [(scope_of[r[0]], r) for r in records],
+            "links": [
+                (scope_of.get(a), (a, b, kind, weight))
+                for a, b, kind, weight in db.execute("SELECT a, b, kind, weight FROM links")
+            ]
+            + [
+                (scope_of.get(b), (a, b, kind, weight))
+                for a, b, kind, weight in db.execute("SELECT a, b, kind, weight FROM links")
+            ],
+            "cards": [
+                (scope_from_parts(u, a, t), (u, a, t, kind, text, data))
+                for u, a, t, kind, text, data in db.execute(
+                    "SELECT scope_user, scope_agent, scope_thread, kind, text, data FROM cards"
+                )
+            ],
+            "conflicts": [
+                (scope_from_parts(u, a, t), (cid, ids))
+                for cid, u, a, t, ids in db.execute(
+                    "SELECT id, scope_user, scope_agent, scope_thread, record_ids FROM conflicts"
+                )
+            ],
+        }
+    finally:
+        db.close()
+
+
+def _outside(rows: dict[str, list[tuple[Any, ...]]], writer: Scope) -> dict[str, list[Any]]:
+    """The rows a write in ``writer`` must leave alone: records, links and conflicts of
+    scopes its owner does not own, and cards not written from its notes."""
+    owner = owner_scope(writer)
+    out: dict[str, list[Any]] = {}
+    for table, pairs in rows.items():
+        if table == "cards":
+            kept = [row for scope, row in pairs if not scope.owns(writer)]
+        else:
+            kept = [row for scope, row in pairs if scope is not None and not owner.owns(scope)]
+        out[table] = sorted(kept, key=repr)
+    return out
+
+
+@given(
+    writes=st.lists(st.tuples(scopes(), st.sampled_from(TEXTS)), min_size=4, max_size=16),
+    broad=st.sampled_from(
+        [Scope(agent="coach"), Scope(user="ana"), Scope(thread="t1"), Scope(thread="anon")]
+    ),
+    forgotten=scopes(),
+)
+@profile(SIZES.isolation_examples)
+def test_no_write_reaches_outside_its_scope_chain(
+    writes: list[tuple[Scope, str]], broad: Scope, forgotten: Scope
+) -> None:
+    # every example also holds one entity named by three owners under one agent, so a
+    # lifecycle run over the agent has something to (wrongly) put in one summary
+    prelude = [
+        (Scope(user=user, agent="coach", thread="t1"), text)
+        for user in ("ana", "bob", None)
+        for text in ("Mia and I went hiking in Sintra.", "Mia called me about the Sintra trip.")
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "chain.db"
+        with Memory(url_of(path), config=BUSY) as memory:
+            for n, (scope, text) in enumerate(prelude + writes):
+                before = _outside(_rows(path), scope)
+                memory.write(text, scope=scope, at=START + timedelta(minutes=n))
+                after = _outside(_rows(path), scope)
+                for table in before:
+                    assert after[table] == before[table], (n, scope, text, table)
+                tally("scope chain: writes checked")
+            memory.rewrite_profile(scope=writes[-1][0])
+            # a card is written from the notes its scope owns, never from other users'
+            rows = _rows(path)
+            notes = [s for s, r in rows["records"] if r[0].startswith("nt_") and r[5] == "active"]
+            for card, row in rows["cards"]:
+                seen = json.loads(row[5]).get("notes_seen", 0)
+                assert seen <= sum(card.owns(n) for n in notes), (card, row[3], seen)
+                tally("scope chain: cards checked")
+            # a lifecycle run over a broad scope never mixes two owners in one summary
+            memory.consolidate(scope=broad, at=START + timedelta(days=2))
+            for scope, row in _rows(path)["records"]:
+                if row[0].startswith("sm_"):
+                    summary = memory.explain(row[0]).record
+                    sources = [r.scope for r in memory.backend.get_records(summary.provenance)]
+                    owners = {owner_scope(s) for s in sources}
+                    assert len(owners) == 1 and all(scope.owns(s) for s in sources), row
+                    tally("scope chain: summaries checked")
+            # forgetting a scope leaves every card that was not written from it as it was
+            cards = _rows(path)["cards"]
+            noted = {s for s, r in _rows(path)["records"] if r[0].startswith("nt_")}
+            untouched = sorted(
+                (
+                    row
+                    for card, row in cards
+                    if not any(card.owns(n) for n in noted if forgotten.contains(n))
+                    and not forgotten.contains(card)
+                ),
+                key=repr,
+            )
+            memory.forget_scope(forgotten)
+            left = {repr(row) for _, row in _rows(path)["cards"]}
+            assert all(repr(row) in left for row in untouched), forgotten
+            tally("scope chain: cards kept through a forget", len(untouched))
+            tally("scope chain: stores checked")
