@@ -173,3 +173,56 @@ def test_no_write_reaches_outside_its_scope_chain(
             assert all(repr(row) in left for row in untouched), forgotten
             tally("scope chain: cards kept through a forget", len(untouched))
             tally("scope chain: stores checked")
+
+
+@given(
+    runs=st.lists(
+        st.tuples(
+            st.sampled_from(["ana", "bob", None]),
+            st.sampled_from(["t1", "anon"]),
+            st.sampled_from(TEXTS),
+        ),
+        min_size=2,
+        max_size=10,
+    )
+)
+@profile(max(5, SIZES.isolation_examples // 3))
+def test_anonymous_langgraph_runs_never_reach_a_users_memory(
+    runs: list[tuple[str | None, str, str]],
+) -> None:
+    """The same rule through the LangGraph adapter: a run with no ``user_id`` under an
+    agent writes beside the users' runs of that agent and changes none of their records."""
+    import warnings
+
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    from commonplace_langgraph import add_memory_nodes
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "graph.db"
+        with Memory(url_of(path), config=BUSY) as memory:
+            builder = StateGraph(MessagesState)
+            builder.add_node("model", lambda state: {"messages": [AIMessage("Noted.")]})
+            builder.add_edge(START, "model")
+            builder.add_edge("model", END)
+            add_memory_nodes(builder, memory, before="model", after="model", agent="coach")
+            graph = builder.compile(checkpointer=InMemorySaver())
+            for n, (user, thread, text) in enumerate(runs):
+                configurable = {"thread_id": f"{user}-{thread}"}
+                if user is not None:
+                    configurable["user_id"] = user
+                # what the adapter writes in (a run without a user: the agent and thread)
+                writer = Scope(user=user, agent="coach", thread=f"{user}-{thread}")
+                before = _outside(_rows(path), writer)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # NoUserWarning, on purpose here
+                    graph.invoke(
+                        {"messages": [HumanMessage(text, id=f"m{n}")]},
+                        {"configurable": configurable},
+                    )
+                after = _outside(_rows(path), writer)
+                for table in before:
+                    assert after[table] == before[table], (n, user, thread, text, table)
+                tally("scope chain: LangGraph runs checked")
