@@ -58,3 +58,20 @@ def test_every_public_subpackage_has_a_sorted_complete_all() -> None:
         assert module.__all__ == sorted(module.__all__), name
         for exported in module.__all__:
             assert hasattr(module, exported), f"commonplace.{name}.{exported}"
+
+
+def test_nothing_outside_the_core_imports_its_private_modules() -> None:
+    """Integrations and the bench use the core's public API only (langchain partner
+    packages' rule): a private module may change under them in any release."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    private = re.compile(r"^\s*(?:from|import)\s+commonplace\._", re.MULTILINE)
+    sources = [
+        *sorted((root / "integrations").glob("*/src/**/*.py")),
+        *sorted((root / "packages" / "commonplace-bench" / "src").glob("**/*.py")),
+    ]
+    assert len(sources) > 20  # the scan saw the packages
+    offenders = [str(p.relative_to(root)) for p in sources if private.search(p.read_text())]
+    assert offenders == []

@@ -44,9 +44,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from commonplace import Episode, Kind, Record, Scope, Tags, Tier
-from commonplace._records import Status
-from commonplace._text import keyword_coverage
+from commonplace import Episode, Kind, Record, Scope, Status, Tags, Tier
 from commonplace.embedders import Vectors
 from commonplace.errors import (
     EmbedderMismatchError,
@@ -66,6 +64,7 @@ from commonplace.stores import (
     RecordQuery,
     ReembedState,
     TurnWrite,
+    keyword_coverage,
 )
 
 from . import _schema as S

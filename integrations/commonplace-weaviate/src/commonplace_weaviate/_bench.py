@@ -118,8 +118,7 @@ def measure_raw(backend: Backend, *, notes: int, queries: int, scopes: int, labe
     """The store alone: ``write_turns`` in batches of 1,000 (vectors made beforehand) and
     ``search`` with a query text, as the recall compiler calls it (limit 100)."""
     from commonplace import HashingEmbedder, Scope
-    from commonplace._records import episode_id, note_id
-    from commonplace.stores import EmbedderPin, TurnWrite
+    from commonplace.stores import EmbedderPin, TurnWrite, episode_id, note_id
 
     embedder = HashingEmbedder()
     backend.write_pin(EmbedderPin(embedder.name, embedder.dim))

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from commonplace import Episode, Kind, Record, Role, Scope, Tags, Tier
-from commonplace._records import Status, search_text
+from commonplace import Episode, Kind, Record, Role, Scope, Status, Tags, Tier
+from commonplace.stores import search_text
 
 NAMESPACE = uuid.UUID("6b1f3a52-35a8-5d3e-9c1e-2f6c0a7d4e19")
 _SLUG = re.compile(r"[^A-Za-z0-9]+")

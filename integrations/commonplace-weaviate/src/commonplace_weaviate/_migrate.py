@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from commonplace import Episode, Kind, Record, Role, Scope
-from commonplace._records import Status
+from commonplace import Episode, Kind, Record, Role, Scope, Status
 from commonplace.errors import InvalidInputError, StoreError
 from commonplace.stores import AuditEntry, Card, RecallLog, RecordQuery, SQLiteBackend, TurnWrite
 

@@ -1,5 +1,9 @@
-"""Stores: the backend protocol and the embedded SQLite default."""
+"""Stores: the backend protocol, the embedded SQLite default, and the few helpers another
+backend needs to store records exactly as the core does (their ids, the text their keyword
+index holds, the keyword match)."""
 
+from .._records import episode_id, note_id, search_text
+from .._text import keyword_coverage
 from ._protocol import (
     PROFILE_CARD,
     ROLLING_SUMMARY,
@@ -32,4 +36,8 @@ __all__ = [
     "ReembedState",
     "SQLiteBackend",
     "TurnWrite",
+    "episode_id",
+    "keyword_coverage",
+    "note_id",
+    "search_text",
 ]
