@@ -29,9 +29,10 @@ import asyncio
 import contextlib
 import shutil
 import sqlite3
+import sys
 import tempfile
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -41,15 +42,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from langchain.agents import create_agent
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.store.base import GetOp, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 from llama_index.core.llms import ChatMessage, MessageRole
-from pydantic import Field
 from reliability_support import BUSY, SIZES, T0, dump, marker, profile, tally, url_of
+
+# the LangGraph tests' scripted chat model, shared rather than copied
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "langgraph"))
+from lg_helpers import ScriptedModel
 
 import commonplace_langgraph
 from commonplace import ManualClock, Memory, Scope
@@ -577,20 +580,6 @@ MESSAGE_IDS = st.one_of(
     st.text(min_size=201, max_size=260),
     st.sampled_from(["text:" + "0" * 32, "id:x", "a.b", "%2E"]),
 )
-
-
-class ScriptedModel(GenericFakeChatModel):
-    """langchain_core's fake chat model, as the LangGraph tests use it: replies from a
-    script, accepts bind_tools, and records what it was shown."""
-
-    seen: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedModel:
-        return self
-
-    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        self.seen.append(list(input) if isinstance(input, list) else [input])
-        return super().invoke(input, config, **kwargs)
 
 
 def scripted(n: int = 50) -> ScriptedModel:

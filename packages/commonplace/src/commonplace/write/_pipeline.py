@@ -261,22 +261,20 @@ class WritePipeline:
         scope). The same-key records and the few nearest notes are each read once."""
         if not self._config.supersede or note.tags.modality is not Modality.STATEMENT:
             return (), None
+        owner = owner_scope(note.scope)
         key, value = note.tags.key, note.tags.value
         older: list[str] = []
         newer: list[Record] = []
         if key is not None and value is not None:
             for r in self._backend.iter_records(
                 RecordQuery(
-                    scope=owner_scope(note.scope),
+                    scope=owner,
                     subject=key.subject,
                     predicate=key.predicate,
                     superseded=False,
                 )
             ):
-                if (
-                    not owner_scope(note.scope).owns(r.scope)
-                    or (r.tags.value or "").lower() == value.lower()
-                ):
+                if not owner.owns(r.scope) or (r.tags.value or "").lower() == value.lower():
                     continue
                 if r.created_at <= note.created_at:
                     older.append(r.id)
@@ -287,7 +285,7 @@ class WritePipeline:
         if retraction is not None or key is not None or late:
             # the few nearest statements, by meaning and by words: all an update can reach
             for candidate in self._backend.search(
-                owner_scope(note.scope),
+                owner,
                 vector,
                 text=note.text,
                 limit=_UPDATE_REACH,
@@ -297,7 +295,7 @@ class WritePipeline:
                 if (
                     other.id in older
                     or other.superseded_by is not None
-                    or not owner_scope(note.scope).owns(other.scope)
+                    or not owner.owns(other.scope)
                 ):
                     continue
                 if other.created_at <= note.created_at:
@@ -314,14 +312,13 @@ class WritePipeline:
         """Two people with one name ("my sister Mia", "my coworker Mia") are never merged:
         the pair goes to the conflict queue until someone (or decay) decides."""
         for note in notes:
+            owner = owner_scope(note.scope)
             for relation, name in relations(note.text):
-                for other in self._backend.iter_records(
-                    RecordQuery(scope=owner_scope(note.scope), entity=name)
-                ):
+                for other in self._backend.iter_records(RecordQuery(scope=owner, entity=name)):
                     theirs = {r for r, n in relations(other.text) if n.lower() == name.lower()}
                     if (
                         other.id == note.id
-                        or not owner_scope(note.scope).owns(other.scope)
+                        or not owner.owns(other.scope)
                         or not theirs
                         or relation in theirs
                     ):
@@ -330,7 +327,7 @@ class WritePipeline:
                     self._backend.add_conflict(
                         Conflict(
                             id="cf_" + hashlib.sha256("\x00".join(ids).encode()).hexdigest()[:24],
-                            scope=owner_scope(note.scope),
+                            scope=owner,
                             entity=name.lower(),
                             reason=f"{name} is named as {relation} and as "
                             + ", ".join(sorted(theirs)),
