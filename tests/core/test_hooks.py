@@ -191,7 +191,9 @@ class AffectPlugin:
 
 
 def test_commonplace_score_signals_are_added_and_explained(db_url: str) -> None:
-    with Memory(db_url, plugins=[AffectPlugin()], config=SEARCH_ALWAYS) as memory:
+    # a plateau wide enough that neither note is gated: the totals are plain weighted sums
+    config = Config(search_min_notes=0, relevance_plateau=0.2)
+    with Memory(db_url, plugins=[AffectPlugin()], config=config) as memory:
         memory.write("I went to the concert with Rui.", scope="ana")
         memory.write("I was so happy at the concert with Rui!", scope="ana")
         items = memory.recall("the concert with Rui", scope="ana").items
@@ -200,10 +202,16 @@ def test_commonplace_score_signals_are_added_and_explained(db_url: str) -> None:
         assert happy.extra == {"affect": 1.0} and happy.breakdown()["affect"] == 1.0
         plain = items[1].score
         assert plain.extra == {"affect": 0.0}
-        expected = 0.5 * happy.semantic + happy.gate * (
-            0.2 * happy.recency + 0.2 * happy.frequency + 0.1 * happy.importance + 0.3
-        )
-        assert happy.total == pytest.approx(expected)
+        assert happy.gate == plain.gate == happy.importance_gate == plain.importance_gate == 1.0
+        for score in (happy, plain):
+            expected = (
+                0.5 * score.semantic
+                + 0.2 * score.recency
+                + 0.2 * score.frequency
+                + 0.3 * score.importance
+                + 0.3 * score.extra["affect"]
+            )
+            assert score.total == pytest.approx(expected)
 
 
 class ClashingPlugin:

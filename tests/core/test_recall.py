@@ -31,7 +31,7 @@ def test_every_item_carries_a_breakdown_that_adds_up(memory: Memory, clock: Manu
     assert s.recency == pytest.approx(recency(30, half_life_days=90))
     assert s.frequency == 0.0 and s.gate == 1.0  # the only candidate is the best one
     assert s.total == pytest.approx(
-        0.5 * s.semantic + 0.2 * s.recency + 0.2 * s.frequency + 0.1 * s.importance
+        0.5 * s.semantic + 0.2 * s.recency + 0.2 * s.frequency + 0.3 * s.importance
     )
     assert set(s.breakdown()) == {
         "semantic",
@@ -41,6 +41,7 @@ def test_every_item_carries_a_breakdown_that_adds_up(memory: Memory, clock: Manu
         "frequency",
         "importance",
         "gate",
+        "importance_gate",
         "accessibility",
         "tier_factor",
         "modality_factor",
@@ -153,36 +154,53 @@ def test_the_gate_is_whole_within_the_plateau_and_fades_below_it() -> None:
     assert [round(s.gate, 6) for s in scores] == [1.0, 1.0, 0.5, 0.0, 0.0]
 
 
-def test_a_plateau_lets_importance_pick_between_notes_a_little_apart() -> None:
-    """Two notes about one thing, a few points of cosine apart: with a plateau (the setting
-    for stores whose importance is set by the application, as in NLM's benchmark) the
-    important one wins; without one (the default) relevance does."""
+def test_importance_picks_between_notes_a_little_apart_and_recency_does_not() -> None:
+    """Two notes about one thing, 0.1 of cosine apart. Importance (what a note is worth)
+    may pick the specific one over the vague one that matches the question more closely;
+    recency (when it was said) may not reorder that far, and with no importance plateau
+    relevance wins again."""
     from commonplace.read._signals import score_candidates
 
-    weights = Weights(recency=0.15, frequency=0.15, importance=0.2)
-    config = Config(keyword_weight=0.0, relevance_plateau=0.1, weights=weights)
+    config = Config(keyword_weight=0.0)
     specific = _note("The boiler was serviced on 2 February by Lumen", importance=0.8)
     vague = _note("The boiler was looked at", importance=0.1)
+    now = specific.last_access
     s_specific, s_vague = score_candidates(
-        [Candidate(specific, 0.63), Candidate(vague, 0.73)],
+        [Candidate(specific, 0.63), Candidate(vague, 0.73)], query="q", now=now, config=config
+    )
+    assert s_specific.importance_gate == 1.0 and s_specific.gate == pytest.approx(0.5)
+    assert s_specific.total > s_vague.total
+    # a like gap with the notes equally important and the less similar one fresher
+    fresh = _note("The boiler was serviced on 2 February by Lumen", importance=0.5)
+    stale = _note("The boiler was looked at", importance=0.5, accessed_days_ago=180)
+    s_fresh, s_stale = score_candidates(
+        [Candidate(fresh, 0.60), Candidate(stale, 0.73)], query="q", now=now, config=config
+    )
+    assert s_fresh.recency > 0.99 > 0.5 > s_stale.recency and s_fresh.total < s_stale.total
+    narrow = Config(keyword_weight=0.0, importance_plateau=0.0)
+    n_specific, n_vague = score_candidates(
+        [Candidate(specific, 0.63), Candidate(vague, 0.73)], query="q", now=now, config=narrow
+    )
+    assert n_specific.importance_gate == pytest.approx(0.5) and n_specific.total < n_vague.total
+    # ... and an unrelated important note stays below the relevant one
+    (s_unrelated,) = score_candidates(
+        [Candidate(specific, 0.3)], query="q", now=now, config=config, best=0.73
+    )
+    assert s_unrelated.importance_gate == 0.0 and s_unrelated.total < s_vague.total
+
+
+def test_the_importance_plateau_is_never_narrower_than_the_relevance_plateau() -> None:
+    from commonplace.read._signals import score_candidates
+
+    config = Config(keyword_weight=0.0, relevance_plateau=0.3, importance_plateau=0.0)
+    record = _note("t", importance=0.5)
+    _, low = score_candidates(
+        [Candidate(record, 0.8), Candidate(record, 0.55)],
         query="q",
-        now=specific.last_access,
+        now=record.last_access,
         config=config,
     )
-    assert s_specific.gate == 1.0 and s_specific.total > s_vague.total
-    default = Config(keyword_weight=0.0, weights=weights)
-    d_specific, d_vague = score_candidates(
-        [Candidate(specific, 0.63), Candidate(vague, 0.73)],
-        query="q",
-        now=specific.last_access,
-        config=default,
-    )
-    assert d_specific.gate == pytest.approx(0.5) and d_specific.total < d_vague.total
-    # ... but an unrelated important note stays below the relevant one
-    (s_unrelated,) = score_candidates(
-        [Candidate(specific, 0.3)], query="q", now=specific.last_access, config=config, best=0.73
-    )
-    assert s_unrelated.gate == 0.0 and s_unrelated.total < s_vague.total
+    assert low.gate == 1.0 and low.importance_gate == 1.0
 
 
 def test_recall_touches_only_what_is_about_as_relevant_as_its_best(

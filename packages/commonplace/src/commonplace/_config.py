@@ -16,7 +16,7 @@ class Weights:
     semantic: float = 0.5
     recency: float = 0.2
     frequency: float = 0.2
-    importance: float = 0.1
+    importance: float = 0.3
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -124,6 +124,11 @@ class Config:
     fades to nothing over ``relevance_margin`` (so fresh or popular but unrelated
     records cannot be pulled in); ``relevance_floor=-1`` with
     ``relevance_margin=float("inf")`` gives the ungated NLM formula.
+    ``importance_plateau`` is the wider plateau of importance alone: importance
+    says what a note is worth (a specific fact against a vague one about the
+    same thing, which the vague one often matches more closely), not when it
+    was said, so it may pick between notes further apart than fresh or popular
+    ones may (it is never narrower than ``relevance_plateau``).
     ``keyword_weight`` blends the BM25 keyword match into relevance.
     ``search_min_notes``: below this many notes in a scope recall does not
     search at all (every note is shown as a recent note). ``cold_factor``
@@ -144,6 +149,7 @@ class Config:
     pool_factor: int = 10
     relevance_floor: float = 0.1
     relevance_plateau: float = 0.0
+    importance_plateau: float = 0.15
     relevance_margin: float = 0.2
     keyword_weight: float = 0.3
     search_min_notes: int = 4
@@ -180,6 +186,7 @@ class Config:
         _check_int("pool_factor", self.pool_factor, low=1)
         _check_number("relevance_floor", self.relevance_floor, low=-1.0, high=1.0)
         _check_number("relevance_plateau", self.relevance_plateau, low=0.0, high=1.0)
+        _check_number("importance_plateau", self.importance_plateau, low=0.0, high=1.0)
         if self.relevance_margin != math.inf:
             _check_number("relevance_margin", self.relevance_margin, low=0.0)
         _check_number("keyword_weight", self.keyword_weight, low=0.0, high=1.0)

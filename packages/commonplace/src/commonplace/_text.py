@@ -42,6 +42,19 @@ STOPWORDS = frozenset(
 )
 
 
+# where a turn breaks into sentences: after end punctuation (not after "Dr." or "e.g."),
+# at a spaced dash, at a line break
+_SENTENCE_BREAK = re.compile(
+    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)"
+    r"(?<=[.!?])\s+(?=[\w\"'“(])|\s+[—–]\s+|\s+-{1,2}\s+|\n+"
+)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that hold a word, stripped (``[text]`` when none does)."""
+    return [s.strip() for s in _SENTENCE_BREAK.split(text) if s and WORD.search(s)] or [text]
+
+
 def stem(word: str) -> str:
     """A deliberately light stemmer: 'live', 'lives', 'lived', 'living' -> 'liv'."""
     if len(word) <= 3:

@@ -19,7 +19,17 @@ from datetime import datetime
 import numpy as np
 
 from .._config import Config
-from .._records import Kind, Modality, Record, Role, Status, Tier, episode_id, search_text
+from .._records import (
+    Episode,
+    Kind,
+    Modality,
+    Record,
+    Role,
+    Status,
+    Tier,
+    episode_id,
+    search_text,
+)
 from .._scope import Scope
 from .._scope import owner_scope as card_scope
 from .._text import WORD, keyword_coverage
@@ -28,6 +38,7 @@ from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
 from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Backend, Candidate, RecallLog, RecordQuery
 from ._context import Line, Section, compile_context, neutralise, record_line
+from ._excerpts import EXCERPT_NOTES, excerpts_for
 from ._flags import find_disagreements
 from ._recall import Disagreement, Recall, RecallItem
 from ._signals import Score, ScoreSignal, score_candidates
@@ -130,6 +141,7 @@ class RecallCompiler:
         rolling = self._backend.get_card(scope, ROLLING_SUMMARY) if scope.thread else None
         hot_ids = {r.id for r in hot}
         relevant = [i for i in relevant if i.record.id not in hot_ids]
+        relevant = self._with_excerpts(query, relevant, scope)
         shown = {i.record.id for i in relevant} | hot_ids
         fresh = [r for r in recent if r.id not in shown]
         sections = [
@@ -154,7 +166,7 @@ class RecallCompiler:
             Section(
                 "Relevant notes",
                 [
-                    record_line(i.record, 1.0 + i.score.total, i.note)
+                    record_line(i.record, 1.0 + i.score.total, i.note, i.excerpt)
                     for i in _authority_order(relevant)
                 ],
             ),
@@ -201,6 +213,23 @@ class RecallCompiler:
             as_of=as_of,
             retrieved=retrieved,
         )
+
+    def _with_excerpts(
+        self, query: str, relevant: list[RecallItem], scope: Scope
+    ) -> list[RecallItem]:
+        """The best notes, each with the excerpt of its turn it needs (if any)."""
+        best = sorted(
+            (i for i in relevant if i.record.kind is Kind.NOTE), key=lambda i: -i.score.total
+        )[:EXCERPT_NOTES]
+
+        def visible_episode(episode_id: str) -> Episode | None:
+            episode = self._backend.get_episode(episode_id)
+            return episode if episode is not None and scope.contains(episode.scope) else None
+
+        found = excerpts_for(query, [i.record for i in best], visible_episode)
+        return [
+            replace(i, excerpt=found[i.record.id]) if i.record.id in found else i for i in relevant
+        ]
 
     # -- search and rerank --------------------------------------------------------------
 

@@ -91,10 +91,17 @@ def day_label(when: datetime) -> str:
     return f"{when.day} {when:%B %Y}"
 
 
-def record_line(record: Record, priority: float, note: str | None = None) -> Line:
+def record_line(
+    record: Record, priority: float, note: str | None = None, excerpt: str | None = None
+) -> Line:
+    """A record's line: its text, the quoted excerpt of its turn, and the recall's note."""
+    quoted = f" — “{neutralise(excerpt)}”" if excerpt else ""
     suffix = f" ({neutralise(note)})" if note else ""
     return Line(
-        f"- {neutralise(record.text)}{suffix}", priority, record.id, day_label(record.created_at)
+        f"- {neutralise(record.text)}{quoted}{suffix}",
+        priority,
+        record.id,
+        day_label(record.created_at),
     )
 
 

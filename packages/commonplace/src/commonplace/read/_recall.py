@@ -20,13 +20,16 @@ class RecallItem:
     "disagrees with nt_..." for a flagged record. ``section`` is where the
     compiled context shows it: ``"hot"`` (always remembered), ``"recent"`` (the
     last notes) or ``"relevant"`` (found for the query); ``""`` for a search
-    result the budget left out.
+    result the budget left out. ``excerpt`` is the sentence of the note's own turn
+    that the context quotes beside it, when that turn holds words of the question the
+    note's text lacks (the writer dropped them).
     """
 
     record: Record
     score: Score
     note: str | None = None
     section: str = "relevant"
+    excerpt: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         r = self.record
@@ -40,6 +43,7 @@ class RecallItem:
             "score": self.score.breakdown(),
             "note": self.note,
             "section": self.section,
+            "excerpt": self.excerpt,
         }
 
 

@@ -1,10 +1,10 @@
 """Scoring: the four built-in signals, extra signals from plugins, and the gate.
 
-``total = (w_semantic * semantic + gate * Σ w_s * signal_s) * accessibility * tier_factor
-* modality_factor``
-where the sum runs over the contextual signals (recency, frequency, importance
-and any extra ones from plugins) and ``semantic`` blends cosine similarity with
-the BM25 keyword match.
+``total = (w_semantic * semantic + gate * Σ w_s * signal_s + importance_gate *
+w_importance * importance) * accessibility * tier_factor * modality_factor``
+where the sum runs over the contextual signals (recency, frequency and any
+extra ones from plugins) and ``semantic`` blends cosine similarity with the
+BM25 keyword match.
 
 The gate is what keeps the rerank honest with a realistic candidate pool:
 contextual signals may reorder records that are about as relevant as the best
@@ -13,6 +13,13 @@ or popular. A candidate whose similarity is below ``relevance_floor`` gets no
 lift at all; within ``relevance_plateau`` of the best similarity in the pool it
 gets the whole lift; further below, the lift fades linearly to zero over
 ``relevance_margin``.
+
+Importance has its own, wider plateau (``importance_plateau``). It describes the
+note, not the moment, and a vague note ("the boiler was looked at") often matches
+a question more closely than the specific one that answers it, so importance may
+pick between notes further apart. Recency may not: letting it reorder that far
+ranks what was said last over what was asked about, which real conversations
+punish (measured on LoCoMo, see docs/locomo.md).
 """
 
 from __future__ import annotations
@@ -58,7 +65,9 @@ class Score:
     ``keyword`` hold the two parts). ``accessibility`` (< 1 for records that
     were retrieved and ignored), ``tier_factor`` (< 1 for cold records) and
     ``modality_factor`` (< 1 for the user's questions, which a statement that
-    answers them must outrank) multiply the weighted sum.
+    answers them must outrank) multiply the weighted sum. ``gate`` scales the
+    lift of recency, frequency and extra signals, ``importance_gate`` that of
+    importance.
     """
 
     total: float
@@ -68,6 +77,7 @@ class Score:
     importance: float
     gate: float
     extra: Mapping[str, float] = field(default_factory=dict)
+    importance_gate: float = 0.0
     cosine: float = 0.0
     keyword: float = 0.0
     accessibility: float = 1.0
@@ -85,6 +95,7 @@ class Score:
             "importance": self.importance,
             **self.extra,
             "gate": self.gate,
+            "importance_gate": self.importance_gate,
             "accessibility": self.accessibility,
             "tier_factor": self.tier_factor,
             "modality_factor": self.modality_factor,
@@ -124,6 +135,7 @@ def score_candidates(
         for c in candidates
     ]
     best = max(relevance) if best is None else max(best, *relevance)
+    importance_plateau = max(config.importance_plateau, config.relevance_plateau)
     scores = []
     for candidate, semantic in zip(candidates, relevance):
         record = candidate.record
@@ -132,9 +144,10 @@ def score_candidates(
         # retrievals and confirmed uses both count as "often recalled"
         freq = frequency(record.access_count + record.used_count, cap=config.frequency_cap)
         imp = min(1.0, max(0.0, record.importance))
-        gate = _gate(semantic, best, config)
+        gate = _gate(semantic, best, config, plateau=config.relevance_plateau)
+        importance_gate = _gate(semantic, best, config, plateau=importance_plateau)
         extra = {s.name: _extra(s, candidate, query=query, now=now) for s in signals}
-        lift = w.recency * rec + w.frequency * freq + w.importance * imp
+        lift = w.recency * rec + w.frequency * freq
         lift += sum(s.weight * extra[s.name] for s in signals)
         unused = max(0, record.ignored_count - record.used_count)
         # sinks with every ignore, but never below a floor: relevance must still win
@@ -143,9 +156,8 @@ def score_candidates(
         # what the user asked is kept, but a statement that answers it must come first
         asked = record.tags.modality is Modality.QUESTION
         modality_factor = config.question_factor if asked else 1.0
-        total = (
-            (w.semantic * semantic + gate * lift) * accessibility * tier_factor * modality_factor
-        )
+        weighted = w.semantic * semantic + gate * lift + importance_gate * w.importance * imp
+        total = weighted * accessibility * tier_factor * modality_factor
         scores.append(
             Score(
                 total,
@@ -155,6 +167,7 @@ def score_candidates(
                 imp,
                 gate,
                 extra,
+                importance_gate=importance_gate,
                 cosine=candidate.similarity,
                 keyword=candidate.keyword,
                 accessibility=accessibility,
@@ -165,10 +178,10 @@ def score_candidates(
     return scores
 
 
-def _gate(similarity: float, best: float, config: Config) -> float:
+def _gate(similarity: float, best: float, config: Config, *, plateau: float) -> float:
     if similarity < config.relevance_floor:
         return 0.0
-    below = best - similarity - config.relevance_plateau
+    below = best - similarity - plateau
     if below <= 0:
         return 1.0
     if config.relevance_margin <= 0:

@@ -17,7 +17,8 @@ import unicodedata
 from collections.abc import Callable, Iterable
 
 from .._records import FactKey, Modality, Tags
-from .._text import STOPWORDS, head
+from .._text import STOPWORDS, WORD, head
+from .._text import sentences as split_sentences
 from . import _lexicon as lex
 from ._clauses import (
     is_question,
@@ -32,11 +33,6 @@ from ._types import NoteDraft, Skip, Turn
 
 # A sentence ends at . ! ? (not after a title or a common abbreviation), at a
 # spaced dash, or at a line break.
-_SENTENCE = re.compile(
-    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)"
-    r"(?<=[.!?])\s+(?=[\w\"'“(])|\s+[—–]\s+|\s+-{1,2}\s+|\n+"
-)
-_WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _CAPITALISED = re.compile(
     r"\b((?:(?:Dr|Mr|Mrs|Ms|Prof|St)\.\s+)?[A-Z][\w'’-]*(?:\s+(?:of\s+|de\s+|del\s+|da\s+|van\s+|von\s+|la\s+)?[A-Z][\w'’-]*)*)"
 )
@@ -421,7 +417,7 @@ class RuleNoteWriter:
         reason = _noise_reason(text)
         if reason is not None:
             return Skip(reason)
-        sentences = _sentences(text)
+        sentences = split_sentences(text)
         kept = [
             without_greeting(s)
             for s in sentences
@@ -487,7 +483,7 @@ def _fold(text: str) -> str:
 
 
 def _noise_reason(text: str) -> str | None:
-    words = [_REPEATS.sub(r"\1", w.lower().replace("’", "'")) for w in _WORDS.findall(text)]
+    words = [_REPEATS.sub(r"\1", w.lower().replace("’", "'")) for w in WORD.findall(text)]
     if not words:
         return "no words: emoji or punctuation only"
     joined = " ".join(words)
@@ -508,14 +504,10 @@ def _is_noise_word(word: str) -> bool:
     return word in lex.NOISE or _NOISE_WORD.fullmatch(word) is not None
 
 
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if s and _WORDS.search(s)] or [text]
-
-
 def _weight(sentence: str) -> float:
     """How much a sentence tells: its length, a life event, a fact, the names in it."""
     lowered = _fold(sentence)
-    score = min(len(_WORDS.findall(sentence)), 25) / 25
+    score = min(len(WORD.findall(sentence)), 25) / 25
     score += 2.0 if _life_event(lowered) else 0.0
     score += 1.5 if _fact(sentence, lowered)[0] is not None else 0.0
     score += 0.5 * len(_entities([sentence], None, None))
@@ -564,7 +556,7 @@ def _modality(sentence: str, whole: str) -> tuple[Modality, bool]:
 
 def _clauses(whole: str) -> list[str]:
     """The turn's sentences, folded, for patterns anchored at a sentence start."""
-    return [_strip_openers(s) for s in _sentences(whole)[1:]]
+    return [_strip_openers(s) for s in split_sentences(whole)[1:]]
 
 
 def _strip_openers(lowered: str) -> str:
@@ -738,7 +730,7 @@ def _importance(
     score += 0.2 if key is not None else 0.0
     score += 0.1 if _NUMBER.search(sentence) else 0.0
     score += min(0.2, 0.1 * len(entities))
-    score += min(0.1, len(_WORDS.findall(sentence)) / 200)
+    score += min(0.1, len(WORD.findall(sentence)) / 200)
     if modality is Modality.JOKE:
         score *= 0.4
     elif modality in (Modality.QUESTION, Modality.HYPOTHETICAL, Modality.QUOTE):
