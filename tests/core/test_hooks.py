@@ -17,6 +17,7 @@ from commonplace import (
     Kind,
     ManualClock,
     Memory,
+    MemoryEvent,
     NoteDraft,
     ProfileRules,
     Record,
@@ -431,3 +432,42 @@ def test_commonplace_adapt_embedder_junk_or_no_answer_is_refused_before_opening(
     with pytest.raises(InvalidTypeError, match="CallableEmbedder"):
         Memory("sqlite:///" + str(path), embedder=lambda texts: texts)
     assert not path.exists()
+
+
+# -- commonplace_event --------------------------------------------------------------
+
+
+class Listener:
+    def __init__(self) -> None:
+        self.events: list[MemoryEvent] = []
+
+    @hookimpl
+    def commonplace_event(self, event: MemoryEvent) -> None:
+        self.events.append(event)
+
+
+def test_commonplace_event_tells_every_listener_what_was_written_recalled_and_forgotten(
+    db_url: str, clock: ManualClock
+) -> None:
+    first, second = Listener(), Listener()
+    with Memory(db_url, clock=clock, plugins=[first, second], config=SEARCH_ALWAYS) as memory:
+        porto = memory.write("I live in Porto.", scope="ana")
+        lisbon = memory.write("I moved to Lisbon.", scope="ana")
+        assert porto.note is not None and lisbon.note is not None
+        assert lisbon.superseded == (porto.note.id,)
+        memory.write("I moved to Lisbon.", scope="ana")  # the same turn: nothing happens
+        recall = memory.recall("where do I live?", scope="ana")
+        report = memory.forget(lisbon.note.id, scope="ana")
+    assert first.events == second.events
+    kinds = [(e.kind, e.record_ids, e.episode_ids) for e in first.events]
+    assert kinds == [
+        ("written", (porto.note.id,), (porto.episode_id,)),
+        ("written", (lisbon.note.id,), (lisbon.episode_id,)),
+        ("superseded", (porto.note.id,), ()),
+        ("recalled", recall.included, ()),
+        ("forgotten", report.records, report.episodes),
+    ]
+    assert first.events[2].detail == {"by": lisbon.note.id}
+    assert first.events[3].detail == {"recall_id": recall.id, "query": "where do I live?"}
+    assert all(e.scope == Scope(user="ana") for e in first.events)
+    assert lisbon.episode_id in report.episodes

@@ -179,3 +179,17 @@ def test_two_people_with_one_name_go_to_the_conflict_queue(
     assert memory.conflicts(scope="ana") == []
     (resolved,) = memory.conflicts(scope="ana", open_only=False)
     assert resolved.resolution == "separate entities"
+
+
+def test_pinning_is_a_tier_change_in_the_audit_log(memory: Memory, clock: ManualClock) -> None:
+    note = memory.write("My passport number ends in 4471.", scope="ana").note
+    assert note is not None
+    pinned = memory.pin(note.id, scope="ana")
+    assert pinned.pinned and pinned.tier is Tier.HOT
+    clock.advance(days=1)
+    unpinned = memory.pin(note.id, scope="ana", pinned=False)
+    assert not unpinned.pinned and unpinned.tier is Tier.WARM
+    assert [(e.action, e.rule, e.record_id) for e in memory.audit(scope="ana")] == [
+        ("to_warm", "unpin", note.id),  # newest first
+        ("to_hot", "pin", note.id),
+    ]

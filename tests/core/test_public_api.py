@@ -22,6 +22,7 @@ def test_all_is_sorted_and_complete() -> None:
         "read",
         "stores",
         "testing",
+        "validation",
         "write",
     }
     assert public - set(commonplace.__all__) - modules == set()
@@ -53,7 +54,7 @@ def test_import_loads_no_framework_and_builds_nothing() -> None:
 def test_every_public_subpackage_has_a_sorted_complete_all() -> None:
     import importlib
 
-    for name in ("embedders", "lifecycle", "read", "stores", "write"):
+    for name in ("embedders", "lifecycle", "read", "stores", "validation", "write"):
         module = importlib.import_module(f"commonplace.{name}")
         assert module.__all__ == sorted(module.__all__), name
         for exported in module.__all__:

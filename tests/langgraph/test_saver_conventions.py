@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
@@ -104,3 +105,28 @@ def test_two_identical_messages_in_one_thread_are_two_episodes(saver: Commonplac
     # the same message id written again (a replayed checkpoint) is still one episode
     graph.invoke(None, list(graph.get_state_history(ANA))[-2].config)
     assert saver.memory.count("episode", scope=Scope(user="ana", thread="t1")) == 2
+
+
+@pytest.mark.parametrize("form", ["relative", "absolute", "plain"])
+def test_the_tables_go_in_the_file_the_memory_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    """The adapter asks the memory's backend for its file instead of reading the URL a
+    second time, so every URL form the core accepts lands in the same file."""
+    monkeypatch.chdir(tmp_path)
+    url = {
+        "relative": "sqlite:///memory.db",
+        "absolute": "sqlite:///" + str(tmp_path / "memory.db"),
+        "plain": "memory.db",
+    }[form]
+    with Memory(url) as memory, CommonplaceSaver(memory) as saver:
+        saver.put(
+            {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}},
+            empty_checkpoint(),
+            {"source": "input", "step": -1, "parents": {}},
+            {},
+        )
+    with sqlite3.connect(tmp_path / "memory.db") as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        (rows,) = db.execute("SELECT count(*) FROM langgraph_checkpoints").fetchone()
+    assert {"records", "langgraph_checkpoints"} <= tables and rows == 1

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from llama_index.core.llms import MockLLM
 from llama_index.core.postprocessor import SimilarityPostprocessor
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode, QueryBundle
 
 from commonplace import Config, ManualClock, Memory, Role
+from commonplace.errors import CommonplaceError
 from commonplace_llamaindex import CommonplaceRetriever
 
 FACTS = [
@@ -133,3 +135,15 @@ def test_scores_are_stable_for_repeated_identical_queries(store: Memory) -> None
     assert scored[0] and all(run == scored[0] for run in scored)
     first, last = runs[0][0].node.metadata["signals"], runs[-1][0].node.metadata["signals"]
     assert last["frequency"] > first["frequency"]  # the recalls did count as uses
+
+
+def test_bad_options_are_refused_as_the_memory_refuses_them(store: Memory) -> None:
+    """The adapter validates with the core's own checks (commonplace.validation): the
+    same error type and message as the Memory call it wraps."""
+    for top_k in (0, 1001, True, "5"):
+        with pytest.raises(CommonplaceError) as from_adapter:
+            CommonplaceRetriever(store, scope="ana", top_k=top_k)  # type: ignore[arg-type]
+        with pytest.raises(CommonplaceError) as from_memory:
+            store.recall("q", scope="ana", top_k=top_k)  # type: ignore[arg-type]
+        assert type(from_adapter.value) is type(from_memory.value)
+        assert str(from_adapter.value) == str(from_memory.value)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from commonplace import Memory
 from commonplace.errors import InvalidTypeError, InvalidURLError, StoreClosedError, StoreError
+from commonplace.stores import SQLiteBackend
 
 _BUSY_TIMEOUT_MS = 30_000
 
@@ -30,25 +31,18 @@ def adapter_path(memory: Memory, path: str | Path | None) -> str:
         return str(path)
     if not isinstance(memory, Memory):
         raise InvalidTypeError(f"memory must be a commonplace.Memory, not {type(memory).__name__}")
-    return _sqlite_path(memory.url)
+    return _sqlite_path(memory)
 
 
-def _sqlite_path(url: str) -> str:
-    # The same reading of a store URL as the core's (SQLAlchemy's sqlite:////abs convention).
-    if url == ":memory:":
-        return url
-    lowered = url.lower()
-    if "://" in url and not lowered.startswith("sqlite://"):
+def _sqlite_path(memory: Memory) -> str:
+    # the file the memory's own backend opened: the URL is read once, by the core
+    backend = memory.backend
+    if not isinstance(backend, SQLiteBackend):
         raise InvalidURLError(
-            f"the memory lives at {url!r}, which is not an SQLite file; pass path=... "
+            f"the memory lives at {memory.url!r}, which is not an SQLite file; pass path=... "
             "to keep the LangGraph tables in an SQLite file of their own"
         )
-    if not lowered.startswith("sqlite://"):
-        return url
-    rest = url[len("sqlite://") :]
-    if not rest.startswith("/") or rest == "/":
-        raise InvalidURLError(f"{url!r} has no file path; write sqlite:///memory.db")
-    return rest[1:]
+    return backend.path
 
 
 class Database:

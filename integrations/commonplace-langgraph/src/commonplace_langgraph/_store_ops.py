@@ -26,6 +26,7 @@ from langgraph.store.base import (
 )
 
 from commonplace.errors import InvalidInputError, InvalidTypeError
+from commonplace.validation import checked_bool, checked_int
 
 from ._filters import check_filter
 from ._namespaces import check_labels, check_put_namespace
@@ -61,7 +62,7 @@ class Plan:
                         GetOp(
                             _namespace(op.namespace),
                             _key(op.key),
-                            _flag("refresh_ttl", op.refresh_ttl),
+                            checked_bool("refresh_ttl", op.refresh_ttl),
                         ),
                     )
                 )
@@ -154,20 +155,6 @@ def _key(key: object) -> str:
     return key
 
 
-def _flag(name: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise InvalidTypeError(f"{name} must be True or False, not {type(value).__name__}")
-    return value
-
-
-def _int(name: str, value: object, *, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidTypeError(f"{name} must be an int, not {type(value).__name__}")
-    if value < low:
-        raise InvalidInputError(f"{name} must be at least {low}, not {value}")
-    return value
-
-
 def _search_op(op: SearchOp) -> SearchOp:
     if op.query is not None and not isinstance(op.query, str):
         raise InvalidTypeError(f"query must be a str or None, not {type(op.query).__name__}")
@@ -179,10 +166,10 @@ def _search_op(op: SearchOp) -> SearchOp:
     return op._replace(
         namespace_prefix=_namespace(op.namespace_prefix),
         filter=check_filter(op.filter),
-        limit=_int("limit", op.limit, low=0),
-        offset=_int("offset", op.offset, low=0),
+        limit=checked_int("limit", op.limit, low=0),
+        offset=checked_int("offset", op.offset, low=0),
         query=op.query or None,
-        refresh_ttl=_flag("refresh_ttl", op.refresh_ttl),
+        refresh_ttl=checked_bool("refresh_ttl", op.refresh_ttl),
     )
 
 
@@ -195,9 +182,9 @@ def _listing_op(op: ListNamespacesOp) -> ListNamespacesOp:
             raise InvalidInputError(f"unsupported match condition {condition!r}")
         check_labels(condition.path, what=f"{condition.match_type} path")
     if op.max_depth is not None:
-        _int("max_depth", op.max_depth, low=1)
+        checked_int("max_depth", op.max_depth, low=1)
     return op._replace(
-        limit=_int("limit", op.limit, low=0), offset=_int("offset", op.offset, low=0)
+        limit=checked_int("limit", op.limit, low=0), offset=checked_int("offset", op.offset, low=0)
     )
 
 

@@ -10,9 +10,9 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 
 from commonplace import Memory, Scope
 from commonplace.errors import InvalidInputError, InvalidTypeError
+from commonplace.validation import checked_bool, checked_int
 from commonplace.write import Turn
 
-from ._checks import check_bool, check_int
 from ._messages import (
     Tokenizer,
     is_user,
@@ -153,13 +153,13 @@ def _check_options(data: dict[str, Any]) -> None:
         if value is not None and not isinstance(value, str):
             raise InvalidTypeError(f"{name} must be a str, not {type(value).__name__}")
     if data.get("budget_tokens") is not None:
-        check_int("budget_tokens", data["budget_tokens"], low=_MIN_BUDGET)
+        checked_int("budget_tokens", data["budget_tokens"], low=_MIN_BUDGET)
     if "top_k" in data:
-        check_int("top_k", data["top_k"], low=1, high=1000)
+        checked_int("top_k", data["top_k"], low=1, high=1000)
     if "priority" in data:
-        check_int("priority", data["priority"], low=0)
+        checked_int("priority", data["priority"], low=0)
     if "cross_session" in data:
-        check_bool("cross_session", data["cross_session"])
+        checked_bool("cross_session", data["cross_session"])
     tokenizer = data.get("tokenizer_fn")
     if tokenizer is not None and not callable(tokenizer):
         raise InvalidTypeError("tokenizer_fn must be a callable returning a list of tokens")

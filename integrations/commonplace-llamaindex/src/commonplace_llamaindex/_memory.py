@@ -21,8 +21,8 @@ from llama_index.core.storage.chat_store.loading import load_chat_store
 
 from commonplace import Memory, Recall, Scope, Turn
 from commonplace.errors import InvalidInputError, InvalidTypeError
+from commonplace.validation import checked_bool, checked_int
 
-from ._checks import check_bool, check_int
 from ._messages import (
     Tokenizer,
     checked_messages,
@@ -279,7 +279,7 @@ class CommonplaceMemory(BaseMemory):
         return list(await self.chat_store.aget_messages(self.session_id))
 
     def _available(self, initial_token_count: object) -> int:
-        spent = check_int("initial_token_count", initial_token_count, low=0)
+        spent = checked_int("initial_token_count", initial_token_count, low=0)
         if spent > self.token_limit:
             raise InvalidInputError(
                 f"initial_token_count={spent} is over token_limit={self.token_limit}; "
@@ -458,13 +458,13 @@ def _check_options(data: dict[str, Any]) -> None:
         if value is not None and not isinstance(value, str):
             raise InvalidTypeError(f"{name} must be a str, not {type(value).__name__}")
     if "token_limit" in data:
-        check_int("token_limit", data["token_limit"], low=1)
+        checked_int("token_limit", data["token_limit"], low=1)
     if data.get("budget_tokens") is not None:
-        check_int("budget_tokens", data["budget_tokens"], low=_MIN_BUDGET)
+        checked_int("budget_tokens", data["budget_tokens"], low=_MIN_BUDGET)
     if "top_k" in data:
-        check_int("top_k", data["top_k"], low=1, high=_MAX_TOP_K)
+        checked_int("top_k", data["top_k"], low=1, high=_MAX_TOP_K)
     if "cross_session" in data:
-        check_bool("cross_session", data["cross_session"])
+        checked_bool("cross_session", data["cross_session"])
     store = data.get("chat_store")
     # A dict is how to_dict() wrote the chat store down, and how from_dict() reads it back.
     if store is not None and not (

@@ -10,8 +10,8 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from commonplace import Memory, Recall, RecallItem, Record, Scope
 from commonplace.errors import InvalidTypeError
+from commonplace.validation import checked_bool, checked_int
 
-from ._checks import check_bool, check_int
 from ._scopes import as_scope
 
 # What a node carries about its record. Only the date is shown to the model (it helps
@@ -58,8 +58,8 @@ class CommonplaceRetriever(BaseRetriever):
             )
         self._memory = memory
         self._scope = as_scope(scope)
-        self._top_k = check_int("top_k", top_k, low=1, high=1000)
-        self._relevant_only = check_bool("relevant_only", relevant_only)
+        self._top_k = checked_int("top_k", top_k, low=1, high=1000)
+        self._relevant_only = checked_bool("relevant_only", relevant_only)
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     @property

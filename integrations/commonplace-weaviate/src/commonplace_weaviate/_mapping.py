@@ -17,10 +17,13 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from commonplace import Episode, Kind, Record, Role, Scope, Status, Tags, Tier
 from commonplace.stores import search_text
+
+if TYPE_CHECKING:
+    from weaviate.collections.classes.filters import _Filters
 
 NAMESPACE = uuid.UUID("6b1f3a52-35a8-5d3e-9c1e-2f6c0a7d4e19")
 _SLUG = re.compile(r"[^A-Za-z0-9]+")
@@ -231,3 +234,23 @@ def _maybe_date(value: Any) -> datetime | None:
 def parse_date(value: Any) -> datetime | None:
     """A date from a property or an aggregate (which returns RFC 3339 text)."""
     return _maybe_date(value)
+
+
+def scope_filter(scope: Scope | None) -> _Filters | None:
+    """Equality on every field the scope sets (values are bound, never interpolated)."""
+    from weaviate.classes.query import Filter
+
+    if scope is None:
+        return None
+    clauses = [
+        Filter.by_property(name).equal(value)
+        for name, value in zip(("scope_user", "scope_agent", "scope_thread"), scope.parts())
+        if value
+    ]
+    return Filter.all_of(clauses) if len(clauses) > 1 else clauses[0]
+
+
+def scope_where(scope: Scope) -> _Filters:
+    where = scope_filter(scope)
+    assert where is not None  # a Scope always sets at least one field
+    return where

@@ -24,7 +24,15 @@ import numpy as np
 
 from commonplace import Episode, Kind, Record, Role, Scope, Status
 from commonplace.errors import InvalidInputError, StoreError
-from commonplace.stores import AuditEntry, Card, RecallLog, RecordQuery, SQLiteBackend, TurnWrite
+from commonplace.stores import (
+    AuditEntry,
+    Card,
+    RecallLog,
+    RecordQuery,
+    SQLiteBackend,
+    TurnWrite,
+    sqlite_path,
+)
 
 from . import _schema as S
 from ._backend import WeaviateBackend
@@ -361,14 +369,11 @@ def _date(seconds: float) -> datetime:
 
 
 def _sqlite_path(url: str) -> str:
-    if url.lower().startswith("sqlite:///"):
-        path = url[len("sqlite:///") :]
-    elif "://" in url:
+    if "://" in url and not url.lower().startswith("sqlite://"):
         raise InvalidInputError(
             f"the source must be an SQLite store (sqlite:///path.db), not {url!r}"
         )
-    else:
-        path = url
+    path = sqlite_path(url)  # the core's reading of the URL, errors included
     if path == ":memory:" or not Path(path).is_file():
         raise InvalidInputError(f"no SQLite store at {path!r}; give the path of an existing file")
     return path

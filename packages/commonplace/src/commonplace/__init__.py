@@ -8,6 +8,7 @@ errors in :mod:`commonplace.errors`, the backend protocol in
 
 from ._clock import Clock, ManualClock, SystemClock
 from ._config import Config, ConsolidationRules, DecayRules, ProfileRules, TierRules, Weights
+from ._events import MemoryEvent
 from ._memory import Memory
 from ._provenance import Provenance
 from ._records import Episode, FactKey, Kind, Modality, Record, Role, Status, Tags, Tier
@@ -32,6 +33,7 @@ __all__ = [
     "Kind",
     "ManualClock",
     "Memory",
+    "MemoryEvent",
     "Modality",
     "NoteDraft",
     "ProfileRules",

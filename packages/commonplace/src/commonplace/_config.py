@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
-from ._validate import MAX_DAYS, finite
-from .errors import InvalidInputError, InvalidTypeError
+from ._validate import MAX_DAYS, checked_int, checked_number
+from .errors import InvalidTypeError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -210,14 +210,9 @@ class Config:
 
 
 def _check_number(name: str, value: object, *, low: float, high: float = math.inf) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidTypeError(f"config {name} must be a number, not {type(value).__name__}")
-    if not finite(value) or not low <= value <= high:
-        raise InvalidInputError(f"config {name}={value!r} is out of range [{low}, {high}]")
+    checked_number(f"config {name}", value, low=low, high=high)
 
 
 def _check_int(name: str, value: object, *, low: int, high: int = 2**31 - 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidTypeError(f"config {name} must be an int, not {type(value).__name__}")
-    if not low <= value <= high:  # the high bound keeps every count and limit SQL-sized
-        raise InvalidInputError(f"config {name}={value!r} is out of range [{low}, {high}]")
+    # the high bound keeps every count and limit SQL-sized
+    checked_int(f"config {name}", value, low=low, high=high)

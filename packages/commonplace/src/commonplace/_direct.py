@@ -35,6 +35,7 @@ from .embedders import Embedder
 from .embedders._protocol import embed_checked
 from .errors import InvalidInputError, InvalidTypeError, NotFoundError
 from .stores import Backend, RecordQuery, TurnWrite
+from .write import WriteResult
 
 MAX_DATA_CHARS = 2_000_000
 _MAX_KEY_CHARS = 256
@@ -86,8 +87,9 @@ def put_note(
     fact: FactKey | None,
     replaces: tuple[str, ...],
     at: datetime,
-) -> tuple[Record, bool]:
-    """Store the episode and its note; returns the note and whether it was new.
+) -> WriteResult:
+    """Store the episode and its note; returns what was stored (``created`` is False
+    when the same put was stored before).
 
     The same ``key`` in the same scope is the same put: sending it again changes
     nothing and returns the note already stored.
@@ -101,7 +103,7 @@ def put_note(
                 f"the put {key!r} was stored before and its note is gone (forgotten); put "
                 "again with a new key"
             )
-        return existing, False
+        return WriteResult(eid, False, existing)
     owner = owner_scope(scope)
     old: list[str] = []
     for rid in replaces:
@@ -136,7 +138,7 @@ def put_note(
     # the fact key names the note for lookups; it says nothing about what the note is about
     vectors = embed_checked(embedder, [embedded_text(text)])
     backend.write_turns([TurnWrite(episode, note, supersedes=tuple(old))], vectors)
-    return note, True
+    return WriteResult(eid, True, note, superseded=tuple(old))
 
 
 def _checked_data(data: object) -> dict[str, Any]:

@@ -12,9 +12,17 @@ from typing import Any
 from ._async import in_worker_thread
 from ._clock import Clock, SystemClock
 from ._config import Config
+from ._events import (
+    EventBus,
+    MemoryEvent,
+    decayed_events,
+    forgotten_event,
+    recalled_event,
+    written_events,
+)
 from ._plugins import default_url, make_plugin_manager, url_scheme
 from ._provenance import Provenance, trace
-from ._records import FactKey, Kind, Record, Role, Status, Tier, episode_id
+from ._records import FactKey, Kind, Record, Role, episode_id
 from ._scope import Scope, coerce_scope, owner_scope
 from ._validate import (
     MAX_DAYS,
@@ -38,18 +46,18 @@ from .errors import (
     StoreClosedError,
 )
 from .lifecycle import ForgetReport, LifecycleReport
-from .lifecycle._forget import forget
+from .lifecycle._forget import forget, forget_scope
 from .lifecycle._runner import Lifecycle
+from .lifecycle._tiers import pin
 from .read import Recall, Score, ScoreSignal
 from .read._compiler import RecallCompiler
-from .read._feedback import Feedback, infer_used
+from .read._feedback import Feedback, apply_feedback, infer_used
 from .stores import (
     PROFILE_CARD,
     ROLLING_SUMMARY,
     AuditEntry,
     Backend,
     Conflict,
-    RecordQuery,
 )
 from .write import Turn, WriteResult
 from .write._cards import CardKeeper
@@ -58,7 +66,6 @@ from .write._pipeline import WritePipeline
 from .write._profile import ProfileCard
 
 _MAX_TOP_K = 1_000
-_CO_USE_DELTA = 0.2
 
 
 class Memory:
@@ -119,6 +126,7 @@ class Memory:
             self._cards = CardKeeper(
                 backend=self._backend, rules=self.config.profile, hooks=self._pm.hook
             )
+            self._events = EventBus(self._pm.hook.commonplace_event)
             self._reader = RecallCompiler(
                 backend=self._backend,
                 embedder=self.embedder,
@@ -232,10 +240,12 @@ class Memory:
         checked_length(turn.text, limit=self.config.max_turn_chars, what="turn")
 
     def _after_write(self, turns: Sequence[Turn], results: Sequence[WriteResult]) -> None:
-        """Rewrite the profile card and rolling summaries that enough new notes reached."""
+        """Rewrite the profile card and rolling summaries that enough new notes reached,
+        then tell the listeners what was written."""
         scopes = [t.scope for t, r in zip(turns, results) if r.created and r.note is not None]
         if scopes:
             self._cards.after_write(scopes, now=max(t.at for t in turns))
+        self._events.emit(written_events(turns, results))
 
     def profile(self, *, scope: Scope | str | Mapping[str, str]) -> ProfileCard:
         """The user's profile card, as last rewritten (empty before the first rewrite)."""
@@ -288,9 +298,11 @@ class Memory:
         )
         now = self._now(at)
         when = None if as_of is None else checked_time("as_of", as_of)
-        return self._reader.recall(
+        recall = self._reader.recall(
             query, scope=scope, top_k=top_k, budget=budget, now=now, as_of=when
         )
+        self._events.emit([recalled_event(recall)])
+        return recall
 
     def feedback(
         self,
@@ -329,17 +341,7 @@ class Memory:
             if not isinstance(reply, str):
                 raise InvalidTypeError("reply must be the assistant's answer as a str")
             used_ids = infer_used(reply, self._backend.get_records(shown))
-        now = self._now(at)
-        if not self._backend.mark_recall_feedback(recall_id, at=now):
-            return Feedback(recall_id, (), (), already_given=True)
-        # only what the search put forward can be "ignored": recent notes and hot records
-        # are shown every time, and not using them says nothing against them
-        ignored = [i for i in log.item_ids if i not in used_ids]
-        self._backend.record_feedback(used=used_ids, ignored=ignored, at=now)
-        pairs = [(a, b, "co_used") for n, a in enumerate(used_ids) for b in used_ids[n + 1 :]]
-        if pairs:
-            self._backend.reinforce_links(pairs, delta=_CO_USE_DELTA, at=now)
-        return Feedback(recall_id, tuple(used_ids), tuple(ignored))
+        return apply_feedback(self._backend, log, used_ids, now=self._now(at))
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -396,11 +398,13 @@ class Memory:
     ) -> LifecycleReport:
         """Run every decay rule (built-in and contributed); never touches episodes."""
         self._check_open()
-        return self._lifecycle.decay(
+        report = self._lifecycle.decay(
             scope=None if scope is None else coerce_scope(scope),
             now=self._now(at),
             dry_run=checked_bool("dry_run", dry_run),
         )
+        self._events.emit(decayed_events(report))
+        return report
 
     def forget_smart(
         self,
@@ -416,7 +420,7 @@ class Memory:
         times, with importance at most ``max_importance`` (defaults from Config.decay)."""
         self._check_open()
         rules = self.config.decay
-        return self._lifecycle.forget_smart(
+        report = self._lifecycle.forget_smart(
             scope=coerce_scope(scope),
             now=self._now(at),
             days=checked_float(
@@ -434,6 +438,8 @@ class Memory:
             ),
             dry_run=checked_bool("dry_run", dry_run),
         )
+        self._events.emit(decayed_events(report))
+        return report
 
     def forget(
         self,
@@ -448,12 +454,15 @@ class Memory:
         from go too. The report lists every id removed.
         """
         self._check_open()
-        return forget(
+        scope = coerce_scope(scope)
+        report = forget(
             self._backend,
             checked_id("record_id", record_id),
-            scope=coerce_scope(scope),
+            scope=scope,
             include_evidence=checked_bool("include_evidence", include_evidence),
         )
+        self._events.emit([forgotten_event(report, scope=scope, at=self._now(None))])
+        return report
 
     def forget_scope(self, scope: Scope | str | Mapping[str, str]) -> dict[str, int]:
         """Remove every episode, record, link, card and log entry visible in ``scope``, and
@@ -462,24 +471,14 @@ class Memory:
         user's card, when one thread is forgotten) are rewritten from what remains."""
         self._check_open()
         scope = coerce_scope(scope)
-        noted = {
-            r.scope
-            for r in self._backend.iter_records(
-                RecordQuery(scope=scope, kinds=(Kind.NOTE,), statuses=tuple(Status))
-            )
-        }
-        # the cards outside the forgotten scope that were written from its notes: the
-        # backend drops them, and they are rebuilt from what remains
-        rebuild = [
-            (card, kind)
-            for card in sorted({c for n in noted for c in _cards_fed_by(n)}, key=Scope.parts)
-            if not scope.contains(card)
-            for kind in (PROFILE_CARD, ROLLING_SUMMARY)
-            if self._backend.get_card(card, kind) is not None
-        ]
-        counts = self._backend.delete_scope(scope)
-        for card, kind in rebuild:  # from scratch: the old card held what was just forgotten
-            self._cards.rewrite(card, kind, now=self._now(None))
+        counts = forget_scope(
+            self._backend,
+            scope,
+            rewrite_card=lambda card, kind: self._cards.rewrite(card, kind, now=self._now(None)),
+        )
+        self._events.emit(
+            [MemoryEvent("forgotten", scope, self._now(None), detail={"counts": dict(counts)})]
+        )
         return counts
 
     def pin(
@@ -495,13 +494,7 @@ class Memory:
         record = self._backend.get_record(checked_id("record_id", record_id))
         if record is None or not coerce_scope(scope).contains(record.scope):
             raise NotFoundError(f"no active record with id {record_id!r} in this scope")
-        pinned = checked_bool("pinned", pinned)
-        self._backend.update_records(
-            [record.id], at=self._now(at), pinned=pinned, tier=Tier.HOT if pinned else Tier.WARM
-        )
-        found = self._backend.get_record(record.id)
-        assert found is not None
-        return found
+        return pin(self._backend, record, pinned=checked_bool("pinned", pinned), now=self._now(at))
 
     def conflicts(
         self, *, scope: Scope | str | Mapping[str, str] | None = None, open_only: bool = True
@@ -634,7 +627,7 @@ class Memory:
             at=self._now(at),
             key=key,
         )
-        note, created = put_note(
+        result = put_note(
             self._backend,
             self.embedder,
             text=turn.text,
@@ -647,8 +640,9 @@ class Memory:
             replaces=replaced,
             at=turn.at,
         )
-        self._after_write([turn], [WriteResult(note.provenance[0], created, note)])
-        return note
+        self._after_write([turn], [result])
+        assert result.note is not None  # a put always has its note
+        return result.note
 
     awrite = in_worker_thread(write)
     awrite_many = in_worker_thread(write_many)
@@ -664,17 +658,3 @@ class Memory:
 
 # every name a breakdown already uses: a plugin signal named like one would overwrite it
 _BUILTIN_SIGNALS = frozenset(f.name for f in dataclasses.fields(Score)) - {"extra"}
-
-
-def _cards_fed_by(note_scope: Scope) -> set[Scope]:
-    """The scopes whose cards may have been written from a note of ``note_scope``: its
-    own, and the broader ones of its chain (without the thread, without the agent)."""
-    out = set()
-    for agent in {note_scope.agent, None}:
-        for thread in {note_scope.thread, None}:
-            if note_scope.user is None and agent is None and thread is None:
-                continue
-            card = Scope(user=note_scope.user, agent=agent, thread=thread)
-            if card.owns(note_scope):
-                out.add(card)
-    return out

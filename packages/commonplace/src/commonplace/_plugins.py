@@ -14,7 +14,7 @@ from . import hookspecs
 from .embedders import Embedder, HashingEmbedder, MiniLMEmbedder
 from .errors import InvalidInputError, InvalidTypeError, InvalidURLError, PluginError
 from .hookspecs import hookimpl
-from .stores import Backend, SQLiteBackend
+from .stores import Backend, SQLiteBackend, sqlite_path
 from .write import NoteDraft, RuleNoteWriter, Skip, Turn
 
 _HASHING_NAME = re.compile(r"commonplace-hashing-v1-(\d+)")
@@ -122,28 +122,3 @@ def url_scheme(url: str) -> str:
             "sqlite:////absolute/path.db, sqlite:///:memory: or a plain file path"
         )
     return "sqlite"
-
-
-def sqlite_path(url: str) -> str:
-    """The file path of an SQLite URL (SQLAlchemy's convention: ``sqlite:////abs``)."""
-    if url == ":memory:":
-        return url
-    if not url.lower().startswith("sqlite://"):
-        path = url  # a plain file path
-    else:
-        rest = url[len("sqlite://") :]
-        if not rest.startswith("/") or rest == "/":
-            raise InvalidURLError(
-                f"{url!r} has no file path; write sqlite:///memory.db (relative), "
-                "sqlite:////var/data/memory.db (absolute) or sqlite:///:memory:"
-            )
-        path = rest[1:]
-    if not path or "\x00" in path or "?" in path:
-        raise InvalidURLError(
-            f"{url!r} is not a usable SQLite path; query strings and NUL are not supported"
-        )
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidURLError(f"{url!r} is not valid unicode (lone surrogates)") from None
-    return path

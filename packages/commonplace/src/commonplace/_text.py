@@ -30,7 +30,28 @@ def head(text: str) -> str:
     return start[: cut + 1] if cut > 0 else start
 
 
+# a word, apostrophes inside it included ("don't", "Ana's"); a token: letters and digits only
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+# what says a statement does not hold ("not", "no longer"): the writer's negated emotions
+# and the read path's disagreement flags both read it from here
+NEGATIONS = (
+    "not",
+    "no longer",
+    "never",
+    "no",
+    "don't",
+    "doesn't",
+    "didn't",
+    "isn't",
+    "aren't",
+    "wasn't",
+    "weren't",
+    "won't",
+    "can't",
+    "cannot",
+    "hardly",
+)
 STOPWORDS = frozenset(
     """a an the and or but if of to in on at by for with from as is am are was were be been
     being it its this that these those i me my mine we our you your he him his she her they

@@ -128,12 +128,24 @@ def checked_meta(meta: object) -> dict[str, Any]:
     return dict(json.loads(encoded))
 
 
-def checked_int(name: str, value: object, *, low: int, high: int) -> int:
+def checked_int(name: str, value: object, *, low: int, high: int | None = None) -> int:
+    """An int (not a bool) from ``low`` to ``high`` (no upper bound when None)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidTypeError(f"{name} must be an int, not {type(value).__name__}")
-    if not low <= value <= high:
+    if high is None and value < low:
+        raise InvalidInputError(f"{name} must be at least {low}, not {value}")
+    if high is not None and not low <= value <= high:
         raise InvalidInputError(f"{name}={value} is out of range [{low}, {high}]")
     return value
+
+
+def checked_number(name: str, value: object, *, low: float, high: float = math.inf) -> float:
+    """A finite int or float (not a bool) from ``low`` to ``high``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidTypeError(f"{name} must be a number, not {type(value).__name__}")
+    if not finite(value) or not low <= value <= high:
+        raise InvalidInputError(f"{name}={value!r} is out of range [{low}, {high}]")
+    return float(value)
 
 
 def checked_bool(name: str, value: object) -> bool:

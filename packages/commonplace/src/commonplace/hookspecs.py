@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from ._events import MemoryEvent
     from ._records import Record
     from .embedders import Embedder
     from .lifecycle import DecayRule, SummaryDraft
@@ -113,4 +114,17 @@ def commonplace_rewrite_profile(card: ProfileCard, notes: Sequence[Record]) -> P
     built-in rules. The sticky rules are enforced on whatever comes back:
     identity stays until contradicted, people stay until said to be gone, life
     events stay for good; the rendered card never exceeds its token cap.
+    """
+
+
+@hookspec
+def commonplace_event(event: MemoryEvent) -> None:
+    """Hear what a Memory did: a turn ``written``, records ``superseded`` by a newer
+    note, a context ``recalled``, records ``forgotten`` (see :class:`~commonplace.MemoryEvent`).
+
+    Collecting: every listener is told, after the change is committed; the return
+    value is ignored. A listener that raises undoes nothing: the others are still
+    told, then the caller gets a :class:`~commonplace.errors.PluginError` saying the
+    change was kept. Listeners run in the caller's thread, so keep them quick (hand
+    slow work to a queue).
     """

@@ -7,12 +7,13 @@ procedure built on that note, and every other note derived from the same turn.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from .._records import Episode
+from .._records import Episode, Kind, Status
 from .._scope import Scope
 from ..errors import NotFoundError
-from ..stores import Backend
+from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Backend, RecordQuery
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +48,43 @@ def forget(
     removed_records = backend.delete_records(sorted(doomed))
     removed_episodes = backend.delete_episodes(sorted(episodes))
     return ForgetReport(tuple(removed_records), tuple(removed_episodes))
+
+
+def forget_scope(
+    backend: Backend, scope: Scope, *, rewrite_card: Callable[[Scope, str], object]
+) -> dict[str, int]:
+    """Remove everything visible in ``scope`` and what derives from it elsewhere; then
+    rebuild, from what remains, the cards of broader scopes that its notes fed."""
+    noted = {
+        r.scope
+        for r in backend.iter_records(
+            RecordQuery(scope=scope, kinds=(Kind.NOTE,), statuses=tuple(Status))
+        )
+    }
+    # the cards outside the forgotten scope that were written from its notes: the
+    # backend drops them, and they are rebuilt from what remains
+    rebuild = [
+        (card, kind)
+        for card in sorted({c for n in noted for c in cards_fed_by(n)}, key=Scope.parts)
+        if not scope.contains(card)
+        for kind in (PROFILE_CARD, ROLLING_SUMMARY)
+        if backend.get_card(card, kind) is not None
+    ]
+    counts = backend.delete_scope(scope)
+    for card, kind in rebuild:  # from scratch: the old card held what was just forgotten
+        rewrite_card(card, kind)
+    return counts
+
+
+def cards_fed_by(note_scope: Scope) -> set[Scope]:
+    """The scopes whose cards may have been written from a note of ``note_scope``: its
+    own, and the broader ones of its chain (without the thread, without the agent)."""
+    out = set()
+    for agent in {note_scope.agent, None}:
+        for thread in {note_scope.thread, None}:
+            if note_scope.user is None and agent is None and thread is None:
+                continue
+            card = Scope(user=note_scope.user, agent=agent, thread=thread)
+            if card.owns(note_scope):
+                out.add(card)
+    return out

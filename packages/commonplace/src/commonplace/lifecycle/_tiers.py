@@ -14,6 +14,7 @@ from .._config import TierRules
 from .._records import Kind, Record, Tier
 from .._scope import Scope
 from .._tokens import count_tokens
+from ..errors import NotFoundError
 from ..stores import AuditEntry, Backend, RecordQuery
 
 _DERIVED = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE)
@@ -107,3 +108,18 @@ def _over_budget(
 
 def _demote(backend: Backend, record_id: str, now: datetime) -> Callable[[], None]:
     return lambda: backend.update_records([record_id], at=now, tier=Tier.WARM)
+
+
+def pin(backend: Backend, record: Record, *, pinned: bool, now: datetime) -> Record:
+    """Pin a record (hot: always injected, never demoted by the hot budget or decayed) or
+    unpin it (warm, where the tier rules take it from), with an audit entry."""
+    tier = Tier.HOT if pinned else Tier.WARM
+    backend.update_records([record.id], at=now, pinned=pinned, tier=tier)
+    rule, detail = ("pin", "pinned by the application") if pinned else ("unpin", "unpinned")
+    backend.append_audit(
+        [AuditEntry(now, record.scope, f"to_{tier.value}", rule, record.id, detail)]
+    )
+    found = backend.get_record(record.id)
+    if found is None:  # deleted by a concurrent forget between the two calls
+        raise NotFoundError(f"record {record.id!r} was removed while it was being pinned")
+    return found

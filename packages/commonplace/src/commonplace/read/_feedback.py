@@ -12,10 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from .._records import Record
+from .._text import TOKEN
+from ..stores import Backend, RecallLog
 
-_WORD = re.compile(r"[^\W_]+")
 _COMMON = frozenset(
     """the a an and or but of to in on at by for with from as is am are was were be been the
     user user's users has have had do does did this that it its they them their he she his
@@ -23,6 +25,7 @@ _COMMON = frozenset(
     where why asks jokes wonders hypothetically refers said assistant""".split()
 )
 _MIN_SHARED = 2
+_CO_USE_DELTA = 0.2
 _MIN_SHARE = 0.5
 
 
@@ -60,4 +63,23 @@ def infer_used(reply: str, records: Sequence[Record]) -> list[str]:
 
 
 def _content(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _COMMON and len(w) > 2}
+    return {w for w in TOKEN.findall(text.lower()) if w not in _COMMON and len(w) > 2}
+
+
+def apply_feedback(
+    backend: Backend, log: RecallLog, used: Sequence[str], *, now: datetime
+) -> Feedback:
+    """Record which records of a recall were used, once per recall.
+
+    Used records get stronger (frequency, recency, promotion to hot) and are linked to
+    each other; only what the search put forward can be "ignored": recent notes and hot
+    records are shown every time, and not using them says nothing against them.
+    """
+    if not backend.mark_recall_feedback(log.id, at=now):
+        return Feedback(log.id, (), (), already_given=True)
+    ignored = [i for i in log.item_ids if i not in used]
+    backend.record_feedback(used=used, ignored=ignored, at=now)
+    pairs = [(a, b, "co_used") for n, a in enumerate(used) for b in used[n + 1 :]]
+    if pairs:
+        backend.reinforce_links(pairs, delta=_CO_USE_DELTA, at=now)
+    return Feedback(log.id, tuple(used), tuple(ignored))

@@ -16,12 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .._records import Modality, Record
-from .._text import content_terms
+from .._text import NEGATIONS, content_terms
 from ._recall import Disagreement
 
 _NEGATION = re.compile(
-    r"\b(?:not|no longer|never|don't|doesn't|didn't|isn't|aren't|wasn't|won't|can't|"
-    r"cannot|no)\b\s*",
+    r"\b(?:" + "|".join(re.escape(n) for n in sorted(NEGATIONS, key=len, reverse=True)) + r")\b\s*",
     re.IGNORECASE,
 )
 

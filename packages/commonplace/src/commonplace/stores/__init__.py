@@ -1,6 +1,6 @@
 """Stores: the backend protocol, the embedded SQLite default, and the few helpers another
 backend needs to store records exactly as the core does (their ids, the text their keyword
-index holds, the keyword match)."""
+index holds, the keyword match), and the one reading of an SQLite URL."""
 
 from .._records import episode_id, note_id, search_text
 from .._text import keyword_coverage
@@ -20,6 +20,7 @@ from ._protocol import (
     TurnWrite,
 )
 from ._sqlite import SQLiteBackend
+from ._sqlite_connection import sqlite_path
 
 __all__ = [
     "AuditEntry",
@@ -40,4 +41,5 @@ __all__ = [
     "keyword_coverage",
     "note_id",
     "search_text",
+    "sqlite_path",
 ]

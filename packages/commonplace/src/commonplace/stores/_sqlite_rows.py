@@ -10,7 +10,6 @@ import contextlib
 import functools
 import hashlib
 import json
-import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 from .._clock import from_epoch, to_epoch
 from .._records import Episode, Kind, Record, Role, Status, Tags, Tier, search_text
 from .._scope import Scope
-from .._text import STOPWORDS
+from .._text import STOPWORDS, TOKEN
 from ..errors import CorruptStoreError
 
 RECORD_COLUMNS = (
@@ -28,7 +27,6 @@ RECORD_COLUMNS = (
 )
 EPISODE_COLUMNS = "id, scope_user, scope_agent, scope_thread, role, text, at, meta"
 ENTITY_SEPARATOR = "\x1f"
-_FTS_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 @contextlib.contextmanager
@@ -198,9 +196,7 @@ def fts_queries(text: str, scope: Scope) -> list[str]:
     Stop words are left out: "what did I do" would match nearly every record and make
     BM25 rank the whole table.
     """
-    words = list(dict.fromkeys(w for w in _FTS_TOKEN.findall(text.lower()) if w not in STOPWORDS))[
-        :32
-    ]
+    words = list(dict.fromkeys(w for w in TOKEN.findall(text.lower()) if w not in STOPWORDS))[:32]
     quoted = ['"' + w.replace('"', '""') + '"' for w in words]
     if not quoted:
         return []

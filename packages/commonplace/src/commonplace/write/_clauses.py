@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import re
 
-from .._text import STOPWORDS
+from .._text import STOPWORDS, WORD
 from . import _lexicon as lex
 
 _SPEAKER = re.compile(r"^\s*(?P<name>[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,2})\s*:\s+(?=\S)")
 _PLEASANTRY = re.compile(r"(?:" + "|".join(f"(?:{p})" for p in lex.PLEASANTRY_PATTERNS) + r")")
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 # Capitalised words: names said to the listener ("Hey Mel!", "Thanks, Caroline.") are
 # left out before small talk is recognised; "I" stays.
 _NAME_WORD = re.compile(r"\b(?!I\b|I['’])[A-Z][\w'’-]*")
@@ -66,7 +65,7 @@ def pleasantry(sentence: str, *, among_people: bool = False) -> str | None:
     when it may carry something to remember. ``among_people``: the turn is from a named
     speaker talking to another person, so a statement about "you" is about that person
     (talking to an assistant, "your recipe was a hit" refers to what it said)."""
-    folded = " ".join(_WORD.findall(_NAME_WORD.sub(_unnamed, sentence).lower().replace("’", "'")))
+    folded = " ".join(WORD.findall(_NAME_WORD.sub(_unnamed, sentence).lower().replace("’", "'")))
     if not folded:
         return None  # only names: an answer such as "Porto!"
     if _PLEASANTRY.fullmatch(folded):

@@ -376,8 +376,6 @@ EMOTIONS: dict[str, tuple[str, ...]] = {
     ),
     "surprise": ("shocked", "surprised", "can't believe", "cannot believe", "unbelievable"),
 }
-# A feeling word right after these is denied, not felt ("not worried", "don't love").
-NEGATIONS = ("not", "never", "no", "don't", "didn't", "doesn't", "isn't", "wasn't", "hardly")
 # Events good enough that an exclamation mark announcing them reads as joy.
 HAPPY_EVENTS = frozenset(
     {"engagement", "marriage", "birth", "new_job", "promotion", "graduation", "retirement"}

@@ -130,7 +130,9 @@ class WritePipeline:
             if not is_new:
                 result_note = self._backend.get_record(note_id(eid))
                 reason = reason or DUPLICATE
-            results.append(WriteResult(eid, is_new, result_note, None if result_note else reason))
+            replaced = write.supersedes if is_new else ()
+            skip = None if result_note else reason
+            results.append(WriteResult(eid, is_new, result_note, skip, superseded=replaced))
         new_notes = [w.note for w, new in zip(writes, fresh) if new and w.note is not None]
         self._link(new_notes)
         self._queue_conflicts(new_notes)

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 
 from .._records import FactKey, Modality, Tags
-from .._text import STOPWORDS, WORD, head
+from .._text import NEGATIONS, STOPWORDS, WORD, head
 from .._text import sentences as split_sentences
 from . import _lexicon as lex
 from ._clauses import (
@@ -108,7 +108,8 @@ _WHEN = re.compile(
 )
 _OPENERS = re.compile(r"^(?:(?:" + _alternation(lex.DISCOURSE_OPENERS) + r")(?:\s*,\s*|\s+))+")
 _GREETING = re.compile(r"^(?:" + _alternation(lex.GREETINGS) + r")\b")
-_NEGATED = re.compile(r"(?:^|[\s,])(?:" + _alternation(lex.NEGATIONS) + r")\s+(?:[\w']+\s+)?$")
+# a feeling word right after a negation is denied, not felt ("not worried", "don't love")
+_NEGATED = re.compile(r"(?:^|[\s,])(?:" + _alternation(NEGATIONS) + r")\s+(?:[\w']+\s+)?$")
 _EMOTION = re.compile(
     "|".join(
         f"(?P<{emotion}>(?<![\\w']){'(?:' + _alternation(words) + ')'}(?![\\w']))"

@@ -80,10 +80,12 @@ class WriteResult:
 
     ``created`` is False when the same turn was already stored in this scope
     (nothing was written again). ``note`` is the turn's note, new or existing;
-    when there is none, ``skipped`` says why.
+    when there is none, ``skipped`` says why. ``superseded`` names the records the
+    new note replaced (a newer value of the same fact).
     """
 
     episode_id: str
     created: bool
     note: Record | None = None
     skipped: str | None = None
+    superseded: tuple[str, ...] = ()

@@ -1,0 +1,369 @@
+"""Reading records and episodes: by id, by scope, oldest first, newest first, counted.
+
+A record is stored as an unchanging ``state`` plus the properties that change (see
+``_mapping``); reading it folds in what is stored beside it (``_hydrate``): its
+counter events, which the server aggregates, and, for a record a merge grew, the
+provenance edges it gained. Provenance is read the other way as well
+(``derived_from``), for supersessions and deletes.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from commonplace import Episode, Kind, Record, Scope, Status, Tier
+from commonplace.embedders import Vectors
+from commonplace.errors import StoreError
+from commonplace.stores import RecordQuery
+
+from . import _schema as S
+from ._connection import MAX_RESULTS, chunks
+from ._mapping import (
+    Counts,
+    as_utc,
+    episode_from,
+    flatten,
+    object_uuid,
+    parse_date,
+    record_from,
+    scope_filter,
+    scope_of,
+)
+from ._pin import PinnedVectors
+from ._tenants import FORGOTTEN, TENANT_MISSING, Target, Tenants
+
+if TYPE_CHECKING:
+    from weaviate.collections.classes.filters import _Filters
+
+
+class RecordReads(PinnedVectors, Tenants):
+    """Records and episodes read back, with their counters and provenance folded in."""
+
+    def existing_episode_ids(self, ids: Collection[str]) -> set[str]:
+        found = self._locate(ids, fresh=True)
+        return {oid for oid, (kind, _) in found.items() if kind is Kind.EPISODE}
+
+    def get_episode(self, episode_id: str) -> Episode | None:
+        location = self._locate([episode_id]).get(episode_id)
+        if location is None or location[0] is not Kind.EPISODE or location[1] == FORGOTTEN:
+            return None
+        try:
+            obj = self._call(
+                lambda: self._tcol(S.EPISODE, location[1]).query.fetch_object_by_id(
+                    object_uuid("episode", episode_id)
+                ),
+                "read an episode",
+            )
+        except StoreError as exc:
+            if TENANT_MISSING.search(str(exc)):
+                return None
+            raise
+        return None if obj is None else episode_from(obj.properties)
+
+    def get_episodes(
+        self, scope: Scope, *, limit: int, before_seq: int | None = None
+    ) -> list[Episode]:
+        from weaviate.classes.query import Filter, Sort
+
+        where = None if before_seq is None else Filter.by_property("seq").less_than(before_seq)
+
+        def newest(spec: S.Spec, tenant: str) -> list[Mapping[str, Any]]:
+            found = self._call(
+                lambda: self._tcol(spec, tenant).query.fetch_objects(
+                    filters=where, sort=Sort.by_property("seq", ascending=False), limit=limit
+                ),
+                "read episodes",
+            )
+            return [o.properties for o in found.objects]
+
+        rows = self._fan_out(self._targets(scope, [S.EPISODE]), newest)
+        rows.sort(key=lambda p: -int(p["seq"]))
+        return [episode_from(p) for p in rows[:limit] if scope.contains(scope_of(p))]
+
+    def get_record(self, record_id: str, *, any_status: bool = False) -> Record | None:
+        found = self.get_records([record_id])
+        if not found or (not any_status and found[0].status is not Status.ACTIVE):
+            return None
+        return found[0]
+
+    def get_records(self, record_ids: Collection[str]) -> list[Record]:
+        rows = self._fetch_rows(record_ids)
+        return self._hydrate([props for _, _, props in rows])
+
+    def _fetch_rows(
+        self, record_ids: Iterable[str], *, vectors: bool = False
+    ) -> list[tuple[S.Spec, str, Mapping[str, Any]]]:
+        """The stored properties (and vectors) of these records, wherever they live."""
+        from weaviate.classes.query import Filter
+
+        groups: dict[Target, list[str]] = defaultdict(list)
+        for rid, (kind, tenant) in self._locate(record_ids).items():
+            if kind in S.RECORD_SPECS:
+                groups[(S.RECORD_SPECS[kind], tenant)].append(rid)
+
+        def fetch(spec: S.Spec, tenant: str) -> list[tuple[S.Spec, str, Mapping[str, Any]]]:
+            rows: list[tuple[S.Spec, str, Mapping[str, Any]]] = []
+            for chunk in chunks(groups[(spec, tenant)]):
+                where = Filter.by_id().contains_any([object_uuid("record", rid) for rid in chunk])
+                found = self._call(
+                    partial(
+                        self._tcol(spec, tenant).query.fetch_objects,
+                        filters=where,
+                        limit=len(chunk),
+                        include_vector=[self._live_vector()] if vectors else False,
+                        return_properties=S.RECORD_RETURN,
+                    ),
+                    "read records",
+                )
+                for obj in found.objects:
+                    props = flatten(obj.properties)
+                    if vectors:
+                        props["__vector__"] = _default_vector(obj.vector, self._live_vector())
+                    rows.append((spec, tenant, props))
+            return rows
+
+        return self._fan_out(list(groups), fetch)
+
+    def iter_records(self, query: RecordQuery, *, batch: int = 1000) -> Iterator[Record]:
+        specs = [S.RECORD_SPECS[k] for k in query.kinds if k in S.RECORD_SPECS]
+        targets = self._targets(query.scope, specs)
+        where = _record_filter(query)
+        size = max(1, min(batch, MAX_RESULTS))
+        streams = [self._stream(spec, tenant, where, size) for spec, tenant in targets]
+        for _, record in heapq.merge(*streams, key=lambda pair: pair[0]):
+            yield record
+
+    def _stream(
+        self, spec: S.Spec, tenant: str, where: _Filters | None, size: int
+    ) -> Iterator[tuple[int, Record]]:
+        """One tenant's matching records, oldest first, fetched ``size`` at a time."""
+        from weaviate.classes.query import Filter, Sort
+
+        last = -1
+        while True:
+            page_filter = Filter.by_property("seq").greater_than(last)
+            if where is not None:
+                page_filter = page_filter & where
+            try:
+                found = self._call(
+                    partial(
+                        self._tcol(spec, tenant).query.fetch_objects,
+                        filters=page_filter,
+                        limit=size,
+                        sort=Sort.by_property("seq"),
+                        return_properties=S.RECORD_RETURN,
+                    ),
+                    "list records",
+                ).objects
+            except StoreError as exc:
+                if TENANT_MISSING.search(str(exc)):
+                    return
+                raise
+            if not found:
+                return
+            rows = [flatten(o.properties) for o in found]
+            last = int(rows[-1]["seq"])
+            records = self._hydrate(rows)
+            yield from ((int(p["seq"]), r) for p, r in zip(rows, records))
+            if len(found) < size:
+                return
+
+    def count(self, scope: Scope | None, kind: Kind) -> int:
+        from weaviate.classes.query import Filter
+
+        spec = S.KIND_SPECS[kind]
+        where = (
+            None
+            if kind is Kind.EPISODE
+            else (Filter.by_property("status").equal(Status.ACTIVE.value))
+        )
+
+        def total(spec: S.Spec, tenant: str) -> list[int]:
+            result = self._call(
+                lambda: self._tcol(spec, tenant).aggregate.over_all(
+                    filters=where, total_count=True
+                ),
+                "count records",
+            )
+            return [int(result.total_count or 0)]
+
+        return sum(self._fan_out(self._targets(scope, [spec]), total))
+
+    def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
+        rows = {
+            str(p["record_id"]): p["__vector__"]
+            for _, _, p in self._fetch_rows(record_ids, vectors=True)
+        }
+        dim = self._dim() or (len(next(iter(rows.values()))) if rows else 0)
+        out = np.zeros((len(record_ids), dim), np.float32)
+        for i, rid in enumerate(record_ids):
+            vector = rows.get(rid)
+            if vector is not None and len(vector) == dim:
+                out[i] = vector
+        return out
+
+    # -- reading counters and provenance ---------------------------------------------------------
+
+    def _hydrate(self, rows: Sequence[Mapping[str, Any]]) -> list[Record]:
+        """Records from stored properties, with counter events and provenance folded in."""
+        self._check_open()
+        if not rows:
+            return []
+        ids = list(dict.fromkeys(str(p["record_id"]) for p in rows))
+        # provenance written with the record is in its state; only merges add Source edges
+        merged = list(dict.fromkeys(str(p["record_id"]) for p in rows if p.get("merged")))
+        pending = self._pool.submit(self._sources, merged) if merged else None
+        counts = self._counts(ids)
+        sources = pending.result() if pending is not None else {}
+        return [
+            record_from(
+                p,
+                provenance=tuple(
+                    sorted({*p.get("provenance", ()), *sources.get(str(p["record_id"]), ())})
+                ),
+                counts=counts.get(str(p["record_id"]), Counts()),
+            )
+            for p in rows
+        ]
+
+    def _counts(self, ids: Sequence[str]) -> dict[str, Counts]:
+        from weaviate.classes.aggregate import GroupByAggregate
+        from weaviate.classes.query import Filter, Metrics
+
+        tallies: dict[str, dict[str, Any]] = defaultdict(dict)
+        for chunk in chunks(list(ids), 300):
+            keys = [f"{f}:{rid}" for rid in chunk for f in ("access", "used", "ignored", "seen")]
+            result: Any = self._call(
+                partial(
+                    self._col(S.COUNTER).aggregate.over_all,
+                    filters=Filter.by_property("key").contains_any(keys),
+                    group_by=GroupByAggregate(prop="key", limit=len(keys)),
+                    total_count=True,
+                    return_metrics=Metrics("at").date_(maximum=True),
+                ),
+                "read counters",
+            )
+            for group in result.groups:
+                field, rid = str(group.grouped_by.value).split(":", 1)
+                metric = group.properties.get("at")
+                tallies[rid][field] = (
+                    int(group.total_count or 0),
+                    parse_date(getattr(metric, "maximum", None)),
+                )
+        out = {}
+        for rid, fields in tallies.items():
+            lasts = [
+                fields[f][1] for f in ("access", "used", "seen") if f in fields and fields[f][1]
+            ]
+            out[rid] = Counts(
+                access=fields.get("access", (0, None))[0],
+                used=fields.get("used", (0, None))[0],
+                ignored=fields.get("ignored", (0, None))[0],
+                last=max(lasts) if lasts else None,
+            )
+        return out
+
+    def _sources(self, ids: Sequence[str]) -> dict[str, list[str]]:
+        from weaviate.classes.query import Filter
+
+        out: dict[str, list[str]] = defaultdict(list)
+        for chunk in chunks(list(ids), 200):
+            found = self._call(
+                partial(
+                    self._col(S.SOURCE).query.fetch_objects,
+                    filters=Filter.by_property("record_id").contains_any(chunk),
+                    limit=MAX_RESULTS,
+                ),
+                "read provenance",
+            ).objects
+            if len(found) >= MAX_RESULTS:
+                raise StoreError(
+                    "a batch of records has over 10,000 provenance edges; read "
+                    "fewer records at a time"
+                )
+            for obj in found:
+                out[str(obj.properties["record_id"])].append(str(obj.properties["source_id"]))
+        return out
+
+    def uses_since(self, record_ids: Collection[str], since: datetime) -> dict[str, int]:
+        from weaviate.classes.aggregate import GroupByAggregate
+        from weaviate.classes.query import Filter
+
+        out: dict[str, int] = {}
+        for chunk in chunks(list(record_ids)):
+            keys = [f"used:{rid}" for rid in chunk]
+            where = Filter.by_property("key").contains_any(keys) & Filter.by_property(
+                "at"
+            ).greater_or_equal(as_utc(since))
+            result: Any = self._call(
+                partial(
+                    self._col(S.COUNTER).aggregate.over_all,
+                    filters=where,
+                    group_by=GroupByAggregate(prop="key", limit=len(keys)),
+                    total_count=True,
+                ),
+                "count uses",
+            )
+            for group in result.groups:
+                if group.total_count:
+                    out[str(group.grouped_by.value).split(":", 1)[1]] = int(group.total_count)
+        return out
+
+    def derived_from(self, source_ids: Collection[str]) -> list[str]:
+        from weaviate.classes.query import Filter
+
+        out: dict[str, None] = {}
+        for chunk in chunks(list(source_ids)):
+            found = self._call(
+                partial(
+                    self._col(S.SOURCE).query.fetch_objects,
+                    filters=Filter.by_property("source_id").contains_any(chunk),
+                    limit=MAX_RESULTS,
+                ),
+                "read provenance",
+            ).objects
+            for obj in found:
+                out[str(obj.properties["record_id"])] = None
+        return list(out)
+
+
+def _record_filter(query: RecordQuery) -> _Filters | None:
+    from weaviate.classes.query import Filter
+
+    clauses = [
+        Filter.by_property("status").contains_any([Status(s).value for s in query.statuses]),
+    ]
+    if query.tiers is not None:
+        clauses.append(
+            Filter.by_property("tier").contains_any([Tier(t).value for t in query.tiers])
+        )
+    if query.subject is not None:
+        clauses.append(Filter.by_property("subject").equal(query.subject))
+    if query.predicate is not None:
+        clauses.append(Filter.by_property("predicate").equal(query.predicate))
+    if query.entity is not None:
+        clauses.append(Filter.by_property("entities").contains_any([query.entity.lower()]))
+    if query.superseded is not None:
+        clauses.append(Filter.by_property("superseded_by").is_none(not query.superseded))
+    if query.created_before is not None:
+        clauses.append(Filter.by_property("created_at").less_than(as_utc(query.created_before)))
+    if not query.statuses or (query.tiers is not None and not query.tiers):
+        clauses.append(Filter.by_property("seq").less_than(0))  # an empty IN matches nothing
+    if query.scope is not None:
+        scoped = scope_filter(query.scope)
+        if scoped is not None:
+            clauses.append(scoped)
+    return Filter.all_of(clauses)
+
+
+def _default_vector(vector: Any, name: str = "default") -> list[float] | None:
+    if isinstance(vector, Mapping):
+        vector = vector.get(name)
+    return None if vector is None else list(vector)

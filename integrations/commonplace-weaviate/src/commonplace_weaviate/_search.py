@@ -1,0 +1,232 @@
+"""Search: a recall's candidates by vector and by keyword, and the nearest note.
+
+Queries run per tenant of the scope, with every filter evaluated by the server;
+the core reranks what comes back. A keyword hit is scored by the share of the
+question's words it holds (``keyword_coverage``, as the SQLite store scores it),
+not by BM25's unbounded score, and one found only by keyword gets its cosine from
+the server, without its vector being sent back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Collection, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from commonplace import Kind, Record, Scope, Status
+from commonplace.embedders import Vectors
+from commonplace.stores import Candidate, keyword_coverage
+
+from . import _schema as S
+from ._mapping import flatten, object_uuid, scope_of
+from ._reads import RecordReads
+from ._tenants import Target
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+class Search(RecordReads):
+    """Vector and keyword candidates, the nearest note, and the newest records."""
+
+    def search(
+        self,
+        scope: Scope,
+        vector: Vectors,
+        *,
+        text: str | None,
+        limit: int,
+        kinds: Collection[Kind] = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE),
+    ) -> list[Candidate]:
+        from weaviate.classes.query import Filter, MetadataQuery
+
+        specs = [S.RECORD_SPECS[k] for k in kinds if k in S.RECORD_SPECS]
+        query = np.asarray(vector, np.float32).ravel()
+        if limit <= 0 or not specs:
+            return []
+        targets = self._targets(scope, specs)
+        if not targets:
+            return []
+        active = Filter.by_property("status").equal(Status.ACTIVE.value)
+        words = _WORD.findall(text.lower())[:32] if text else []
+        keywords = " ".join(dict.fromkeys(words))
+        qlist = query.tolist()
+
+        def near(spec: S.Spec, tenant: str) -> list[tuple[str, float, Mapping[str, Any], Any]]:
+            found = self._call(
+                lambda: self._tcol(spec, tenant).query.near_vector(
+                    near_vector=qlist,
+                    target_vector=self._live_vector(),
+                    limit=limit,
+                    filters=active,
+                    return_properties=S.RECORD_RETURN,
+                    return_metadata=MetadataQuery(distance=True),
+                ),
+                "search by vector",
+            ).objects
+            return [
+                ("v", 1.0 - float(o.metadata.distance or 0.0), flatten(o.properties), None)
+                for o in found
+            ]
+
+        def bm25(spec: S.Spec, tenant: str) -> list[tuple[str, float, Mapping[str, Any], Any]]:
+            found = self._call(
+                lambda: self._tcol(spec, tenant).query.bm25(
+                    query=keywords,
+                    query_properties=["search"],
+                    limit=limit,
+                    filters=active,
+                    return_properties=[*S.RECORD_RETURN, "search"],
+                    return_metadata=MetadataQuery(score=True),
+                ),
+                "search by keyword",
+            ).objects
+            return [
+                ("k", float(o.metadata.score or 0.0), flatten(o.properties), (spec, tenant))
+                for o in found
+            ]
+
+        def both(spec: S.Spec, tenant: str) -> list[tuple[str, float, Mapping[str, Any], Any]]:
+            return near(spec, tenant) + (bm25(spec, tenant) if keywords else [])
+
+        if keywords and len(targets) == 1:  # one tenant: run the two queries side by side
+            hits = [
+                h
+                for part in self._parallel(
+                    [lambda: self._fan_out(targets, near), lambda: self._fan_out(targets, bm25)]
+                )
+                for h in part
+            ]
+        else:
+            hits = self._fan_out(targets, both)
+        by_vector = sorted((h for h in hits if h[0] == "v"), key=lambda h: -h[1])[:limit]
+        by_keyword = sorted((h for h in hits if h[0] == "k"), key=lambda h: -h[1])[:limit]
+        similarity: dict[str, float] = {}
+        rows: dict[str, Mapping[str, Any]] = {}
+        for _, sim, props, _ in by_vector:
+            rid = str(props["record_id"])
+            similarity.setdefault(rid, sim)
+            rows.setdefault(rid, props)
+        keyword: dict[str, float] = {}
+        lexical_only: dict[Target, list[str]] = defaultdict(list)
+        for _, _, props, where in by_keyword:
+            rid = str(props["record_id"])
+            # BM25 picks the candidates; their score is the share of query terms they hold
+            # (bounded and comparable across queries, as the SQLite store scores them)
+            keyword[rid] = keyword_coverage(text or "", str(props.get("search") or ""))
+            if rid not in similarity:
+                lexical_only[where].append(rid)
+                rows[rid] = props
+        if lexical_only:  # keyword-only hits need their cosine: the server computes it
+            for rid, sim in self._fan_out(
+                list(lexical_only),
+                lambda spec, tenant: self._cosines(
+                    spec, tenant, lexical_only[(spec, tenant)], qlist
+                ),
+            ):
+                similarity[rid] = sim
+        for rid in [r for r in rows if r not in similarity]:
+            similarity[rid] = 0.0  # pragma: no cover - deleted between the two queries
+        visible = [p for p in rows.values() if scope.contains(scope_of(p))]
+        records = self._hydrate(visible)
+        ranked = sorted(records, key=lambda r: -similarity[r.id])
+        return [Candidate(r, similarity[r.id], keyword.get(r.id, 0.0)) for r in ranked]
+
+    def _cosines(
+        self, spec: S.Spec, tenant: str, ids: Sequence[str], query: list[float]
+    ) -> list[tuple[str, float]]:
+        """The cosine similarity of these records to ``query``, without moving their vectors."""
+        from weaviate.classes.query import Filter, MetadataQuery
+
+        found = self._call(
+            partial(
+                self._tcol(spec, tenant).query.near_vector,
+                near_vector=query,
+                target_vector=self._live_vector(),
+                limit=len(ids),
+                filters=Filter.by_id().contains_any([object_uuid("record", r) for r in ids]),
+                return_properties=["record_id"],
+                return_metadata=MetadataQuery(distance=True),
+            ),
+            "measure keyword hits",
+        ).objects
+        return [
+            (str(o.properties["record_id"]), 1.0 - float(o.metadata.distance or 0.0)) for o in found
+        ]
+
+    def nearest(self, scope: Scope, vectors: Vectors) -> list[tuple[str, float] | None]:
+        """For each row, the nearest active note visible in ``scope`` and its cosine."""
+        from weaviate.classes.query import Filter, MetadataQuery
+
+        matrix = np.asarray(vectors, np.float32)
+        if matrix.ndim == 1:
+            matrix = matrix.reshape(1, -1)
+        if len(matrix) == 0:
+            return []
+        targets = self._targets(scope, [S.NOTE])
+        active = Filter.by_property("status").equal(Status.ACTIVE.value)
+        best: list[tuple[str, float] | None] = [None] * len(matrix)
+        if not targets:
+            return best
+
+        def one(row: int, spec: S.Spec, tenant: str) -> tuple[int, str, float, Mapping[str, Any]]:
+            found = self._call(
+                partial(
+                    self._tcol(spec, tenant).query.near_vector,
+                    near_vector=matrix[row].tolist(),
+                    target_vector=self._live_vector(),
+                    limit=1,
+                    filters=active,
+                    return_properties=["record_id", "scope_user", "scope_agent", "scope_thread"],
+                    return_metadata=MetadataQuery(distance=True),
+                ),
+                "find the nearest note",
+            ).objects
+            if not found:
+                return row, "", -2.0, {}
+            hit = found[0]
+            return (
+                row,
+                str(hit.properties["record_id"]),
+                1.0 - float(hit.metadata.distance or 0.0),
+                hit.properties,
+            )
+
+        jobs = [
+            partial(one, row, spec, tenant)
+            for row in range(len(matrix))
+            for spec, tenant in targets
+        ]
+        for row, rid, sim, props in self._parallel(jobs):
+            if rid and scope.contains(scope_of(props)):
+                current = best[row]
+                if current is None or sim > current[1]:
+                    best[row] = (rid, sim)
+        return best
+
+    def recent_records(self, scope: Scope, *, kinds: Collection[Kind], limit: int) -> list[Record]:
+        from weaviate.classes.query import Filter, Sort
+
+        specs = [S.RECORD_SPECS[k] for k in kinds if k in S.RECORD_SPECS]
+        active = Filter.by_property("status").equal(Status.ACTIVE.value)
+        if limit <= 0:
+            return []
+
+        def newest(spec: S.Spec, tenant: str) -> list[Mapping[str, Any]]:
+            found = self._call(
+                lambda: self._tcol(spec, tenant).query.fetch_objects(
+                    filters=active,
+                    sort=Sort.by_property("seq", ascending=False),
+                    limit=limit,
+                    return_properties=S.RECORD_RETURN,
+                ),
+                "read recent records",
+            )
+            return [flatten(o.properties) for o in found.objects]
+
+        rows = self._fan_out(self._targets(scope, specs), newest)
+        rows.sort(key=lambda p: -int(p["seq"]))
+        return self._hydrate([p for p in rows[:limit] if scope.contains(scope_of(p))])

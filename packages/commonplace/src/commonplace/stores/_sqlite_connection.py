@@ -1,0 +1,290 @@
+"""The SQLite store's connection: opening the file, its header and WAL, transactions and
+the errors SQLite raises, translated into commonplace's own.
+
+It is the base every part of :class:`~commonplace.stores.SQLiteBackend` builds on (the
+record store, the ledger, the links, the embedder pin): they only ever reach the database
+through ``_transaction`` and ``_reading``, so locking, the closed check and error
+translation live here once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from .._records import Record
+from ..errors import (
+    CorruptStoreError,
+    InvalidURLError,
+    SchemaVersionError,
+    StoreClosedError,
+    StoreError,
+)
+from ._sqlite_rows import chunks, marks, record_from_row
+from ._sqlite_schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from ._vector_index import VectorIndex
+
+# How long opening a store waits for another process to finish switching it to WAL.
+_WAL_PATIENCE_SECONDS = 30.0
+
+
+class SQLiteConnection:
+    """One SQLite file (or ``":memory:"``) opened as a commonplace store, and the
+    transactions every part of the store runs in."""
+
+    def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
+        self._path = str(path)
+        self._lock = threading.RLock()
+        # the record store's vector cache; declared here because closing drops it and a
+        # new pin or a finished re-embed makes it stale
+        self._index: VectorIndex | None = None
+        self._closed = False
+        try:
+            folder_exists = self._path == ":memory:" or Path(self._path).parent.is_dir()
+        except OSError as exc:  # a name too long for the file system, say
+            raise StoreError(f"cannot use the path {self._path!r}: {exc.strerror}") from None
+        if not folder_exists:
+            raise StoreError(
+                f"cannot create a store at {self._path!r}: the folder "
+                f"{str(Path(self._path).parent)!r} does not exist; create it first"
+            )
+        if self._path != ":memory:":
+            _check_file(self._path)
+        try:
+            self._db = sqlite3.connect(
+                self._path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot open {self._path!r}: {exc}; check the path and permissions"
+            ) from exc
+        try:
+            self._open()
+        except BaseException:
+            self._db.close()
+            raise
+
+    # -- opening and transactions -------------------------------------------------------
+
+    def _open(self) -> None:
+        version = self._check_header()
+        with self._translate_errors():
+            self._db.execute("PRAGMA busy_timeout = 30000")
+            if self._path != ":memory:":
+                self._enable_wal()
+                # WAL with synchronous=NORMAL survives a killed process; FULL adds power loss.
+                self._db.execute("PRAGMA synchronous = NORMAL")
+            if version < SCHEMA_VERSION:
+                with self._transaction():
+                    # another process may have created or migrated the store meanwhile
+                    version = self._check_header()
+                    for migrate in MIGRATIONS[version:]:
+                        migrate(self._db)
+                    self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                    self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _enable_wal(self) -> None:
+        """Switch to WAL. Changing the journal mode needs the file to itself for a moment
+        and SQLite may answer "locked" at once, without waiting out the busy timeout, when
+        another process opens the same new file: so wait and ask again, within bounds."""
+        deadline = time.monotonic() + _WAL_PATIENCE_SECONDS
+        delay = 0.005
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.25)
+
+    def _check_header(self) -> int:
+        """The schema version, read in one snapshot; refuses files that are not ours."""
+        with self._translate_errors():
+            outer = self._db.in_transaction
+            if not outer:
+                self._db.execute("BEGIN")
+            try:
+                app_id = self._db.execute("PRAGMA application_id").fetchone()[0]
+                version = self._db.execute("PRAGMA user_version").fetchone()[0]
+                has_tables = self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            finally:
+                if not outer:
+                    self._db.execute("COMMIT")
+        if app_id != APPLICATION_ID and (app_id != 0 or has_tables):
+            raise CorruptStoreError(
+                f"{self._path!r} is an SQLite database but not a commonplace store; "
+                "commonplace will not touch it: point the URL at a new or a commonplace file"
+            )
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"{self._path!r} has schema version {version}, newer than this commonplace "
+                f"understands ({SCHEMA_VERSION}); upgrade commonplace to open it"
+            )
+        return int(version)
+
+    @contextlib.contextmanager
+    def _translate_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"SQLite error on {self._path!r}: {exc}{_hint(exc)}") from exc
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            if isinstance(exc, sqlite3.DatabaseError) and type(exc) is not sqlite3.DatabaseError:
+                raise  # integrity and programming errors are not damage
+            # (text that is no longer UTF-8 is damage SQLite's own checks did not catch)
+            raise CorruptStoreError(
+                f"{self._path!r} is damaged or not an SQLite file ({exc}); restore it from a "
+                "backup or point the URL at a new file: commonplace will not overwrite it"
+            ) from exc
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._check_open()
+            with self._translate_errors():
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    if self._db.in_transaction:  # SQLite may have rolled back already
+                        self._db.execute("ROLLBACK")
+                    raise
+                if not self._db.in_transaction:
+                    # SQLite rolled the transaction back itself (an I/O error on the
+                    # journal): a COMMIT now would only say "no transaction is active"
+                    raise StoreError(
+                        f"SQLite rolled back a write on {self._path!r} after an I/O error "
+                        "(was its -wal or -shm file deleted, or its disk removed, while it "
+                        "was open?); nothing of this call was stored. Close this Memory and "
+                        "open the store again; if it then reports damage, restore the file "
+                        "from a backup"
+                    )
+                self._db.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._check_open()
+            with self._translate_errors():
+                yield self._db
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreClosedError("this store is closed; open a new Memory to use it")
+
+    @property
+    def url(self) -> str:
+        return "sqlite:///" + self._path
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._index = None
+                self._db.close()
+
+    # -- row mapping --------------------------------------------------------------------
+    # Here, not in the record store, because re-embedding reads records too.
+
+    def _records(self, db: sqlite3.Connection, rows: Sequence[Any]) -> list[Record]:
+        ids = [row[1] for row in rows]
+        sources: dict[str, list[str]] = {}
+        for chunk in chunks(ids):
+            for record_id, source_id in db.execute(
+                "SELECT record_id, source_id FROM provenance WHERE record_id IN "
+                f"({marks(len(chunk))}) ORDER BY source_id",
+                chunk,
+            ):
+                sources.setdefault(record_id, []).append(source_id)
+        return [record_from_row(row, tuple(sources.get(row[1], ()))) for row in rows]
+
+
+def _check_file(path: str) -> None:
+    """Refuse, before SQLite opens it, a file SQLite would take for an empty database
+    (and so overwrite) or one shorter than its own header says: a truncated copy."""
+    try:
+        # the header first: a checkpoint in another process writes it before growing the file
+        with open(path, "rb") as f:
+            header = f.read(100)
+        size = os.path.getsize(path)
+        log = os.path.getsize(path + "-wal") if os.path.exists(path + "-wal") else 0
+    except OSError:
+        return  # let SQLite say what is wrong with it
+    if not header:
+        return  # an empty file: a new store
+    damaged = (
+        f"{path!r} is damaged or not an SQLite file; restore it from a backup or point the URL "
+        "at a new file: commonplace will not overwrite it"
+    )
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        raise CorruptStoreError(damaged)
+    if log:
+        return  # newer pages live in the write-ahead log; SQLite reads them from there
+    page = int.from_bytes(header[16:18], "big")
+    page = 65_536 if page == 1 else page
+    pages = int.from_bytes(header[28:32], "big")
+    short = header[24:28] == header[92:96] and size < pages * page  # header size is valid
+    if page < 512 or page & (page - 1) or size % page or short:
+        raise CorruptStoreError(
+            f"{path!r} is truncated ({size} bytes; its header says {pages} pages of {page}); "
+            "restore it from a backup or point the URL at a new file: commonplace will not "
+            "overwrite it"
+        )
+
+
+def _hint(exc: sqlite3.OperationalError) -> str:
+    """What to do about an operational error, for the ones a user can act on."""
+    text = str(exc).lower()
+    if "no transaction is active" in text or "disk i/o error" in text:
+        return (
+            "; the store's journal (its -wal or -shm file) may have been deleted or its disk "
+            "removed while it was open: close this Memory and open the store again"
+        )
+    if "database or disk is full" in text:
+        return "; free disk space (nothing of this call was stored) and retry"
+    if "readonly" in text or "read-only" in text:
+        return "; the file or its folder is not writable: fix its permissions or use a copy"
+    if "locked" in text or "busy" in text:
+        return "; another process holds a write lock for too long: retry, or raise its timeout"
+    if "unable to open" in text:
+        return "; check that the folder exists and is writable"
+    return ""
+
+
+def sqlite_path(url: str) -> str:
+    """The file path of an SQLite URL (SQLAlchemy's convention: ``sqlite:////abs``), or of a
+    plain path; ``:memory:`` as it is. The one reading of an SQLite URL: the core's
+    ``sqlite://`` backend and the integrations that need the file all use it."""
+    if url == ":memory:":
+        return url
+    if not url.lower().startswith("sqlite://"):
+        path = url  # a plain file path
+    else:
+        rest = url[len("sqlite://") :]
+        if not rest.startswith("/") or rest == "/":
+            raise InvalidURLError(
+                f"{url!r} has no file path; write sqlite:///memory.db (relative), "
+                "sqlite:////var/data/memory.db (absolute) or sqlite:///:memory:"
+            )
+        path = rest[1:]
+    if not path or "\x00" in path or "?" in path:
+        raise InvalidURLError(
+            f"{url!r} is not a usable SQLite path; query strings and NUL are not supported"
+        )
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidURLError(f"{url!r} is not valid unicode (lone surrogates)") from None
+    return path
