@@ -1,4 +1,5 @@
-"""Every job of the repository: `nox -s demo`, `nox -s tests`, `nox -s lint`, `nox -s bench`.
+"""Every job of the repository: `nox -s demo`, `nox -s tests`, `nox -s lint`, `nox -s bench`,
+`nox -s docs`.
 
 Each session builds its own virtualenv from nothing, so the same commands work on a
 fresh machine and in CI.
@@ -31,6 +32,20 @@ TEST_DEPS = [
     "langgraph-checkpoint-conformance==0.0.2",
     "langgraph-checkpoint-sqlite>=3.1,<4",
 ]
+# The documentation site's tools, pinned: what `mkdocs build --strict` warns about (and so
+# fails on) changes with their releases. The API reference is read from the sources
+# (mkdocs.yml's `paths:`), so the packages need not be installed to build it.
+DOCS_DEPS = [
+    "mkdocs==1.6.1",
+    "mkdocs-autorefs==1.4.5",
+    "mkdocstrings==1.0.8",
+    "mkdocstrings-python==2.0.11",
+    "griffelib==2.4.1",
+    "markdown==3.11.3",
+    "pymdown-extensions==13.1.2",
+    "pygments==2.21.0",
+    "ruff>=0.6",  # lays out the API reference's signatures
+]
 TYPED_SOURCES = [
     f"{CORE}/src",
     f"{LANGGRAPH}/src",
@@ -62,8 +77,9 @@ def _test_env() -> dict[str, str]:
 def tests(session: nox.Session) -> None:
     """The whole test suite: real SQLite files, real LangGraph graphs and LlamaIndex engines,
     and a real Weaviate server on loopback, built once with `go install` (cached) and
-    stopped afterwards. Point COMMONPLACE_WEAVIATE_URL at your own server to use it instead."""
-    session.install(*PACKAGES, *TEST_DEPS)
+    stopped afterwards. Point COMMONPLACE_WEAVIATE_URL at your own server to use it instead.
+    The docs tools come too: tests/test_docs.py builds the site."""
+    session.install(*PACKAGES, *TEST_DEPS, *DOCS_DEPS)
     if os.environ.get("COMMONPLACE_WEAVIATE_URL"):
         session.run("pytest", *(session.posargs or ["tests"]), env=_test_env())
         return
@@ -90,6 +106,16 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
     for source in TYPED_SOURCES:
         session.run("mypy", source)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site (mkdocs.yml): `mkdocs build --strict`, offline, every warning
+    an error, into a temporary folder. Arguments after `--` go to `mkdocs build`
+    (`-- --site-dir site` puts the site in ./site; `mkdocs serve` shows it as you edit)."""
+    session.install(*DOCS_DEPS)
+    site = Path(session.create_tmp()) / "site"
+    session.run("mkdocs", "build", "--strict", "--site-dir", str(site), *session.posargs)
 
 
 @nox.session

@@ -22,6 +22,7 @@ from commonplace import (
     ProfileRules,
     Record,
     Scope,
+    Score,
     Skip,
     Tags,
     Turn,
@@ -209,7 +210,7 @@ def test_commonplace_score_signals_are_added_and_explained(db_url: str) -> None:
                 0.5 * score.semantic
                 + 0.2 * score.recency
                 + 0.2 * score.frequency
-                + 0.3 * score.importance
+                + 0.1 * score.importance
                 + 0.3 * score.extra["affect"]
             )
             assert score.total == pytest.approx(expected)
@@ -229,10 +230,11 @@ class ClashingPlugin:
 
 # every name a breakdown shows is reserved, not only the four signals: a plugin signal named
 # "cosine" once overwrote the real cosine in every breakdown
-@pytest.mark.parametrize(
-    "name",
-    ["recency", "cosine", "keyword", "accessibility", "tier_factor", "modality_factor", "total"],
-)
+# every key a breakdown shows: a plugin signal named like one would overwrite it there
+BREAKDOWN_KEYS = sorted(Score(0.0, 0.0, 0.0, 0.0, 0.0, 0.0).breakdown())
+
+
+@pytest.mark.parametrize("name", BREAKDOWN_KEYS)
 def test_commonplace_score_signals_may_not_shadow_builtins(db_url: str, name: str) -> None:
     with pytest.raises(PluginError, match=name):
         Memory(db_url, plugins=[ClashingPlugin(name)])

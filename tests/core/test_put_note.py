@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from commonplace import FactKey, ManualClock, Memory, Role, Scope
+from commonplace import FactKey, ManualClock, Memory, Role, Scope, Tags
 from commonplace.errors import InvalidInputError, InvalidTypeError, NotFoundError
 
 FACT = FactKey("app", "city")
@@ -65,3 +65,17 @@ def test_what_is_refused(memory: Memory) -> None:
     with pytest.raises(InvalidInputError, match="empty"):
         memory.put_note("  ", scope="ana", key="k")
     assert memory.count("note", scope="ana") == 0 and memory.count("episode", scope="ana") == 0
+
+
+def test_an_importance_given_is_stored_as_stated_and_none_given_is_not(memory: Memory) -> None:
+    stated = memory.put_note(
+        "Ana's passport expires in May 2027.", scope="ana", key="k1", importance=0.9
+    )
+    guessed = memory.put_note("Ana likes window seats.", scope="ana", key="k2")
+    assert (stated.tags.importance, stated.tags.importance_stated) == (0.9, True)
+    assert (guessed.tags.importance, guessed.tags.importance_stated) == (0.5, False)
+    # kept by the store as it was put, and scored with the stated weight only when stated
+    again = memory.backend.get_record(stated.id)
+    assert again is not None and again.tags.importance_stated
+    assert Tags.from_json(stated.tags.to_json()) == stated.tags
+    assert "importance_stated" not in guessed.tags.to_json()  # older stores read the same

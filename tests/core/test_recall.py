@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -31,7 +32,7 @@ def test_every_item_carries_a_breakdown_that_adds_up(memory: Memory, clock: Manu
     assert s.recency == pytest.approx(recency(30, half_life_days=90))
     assert s.frequency == 0.0 and s.gate == 1.0  # the only candidate is the best one
     assert s.total == pytest.approx(
-        0.5 * s.semantic + 0.2 * s.recency + 0.2 * s.frequency + 0.3 * s.importance
+        0.5 * s.semantic + 0.2 * s.recency + 0.2 * s.frequency + 0.1 * s.importance
     )
     assert set(s.breakdown()) == {
         "semantic",
@@ -127,14 +128,16 @@ def test_ungated_config_reproduces_plain_nlm(memory: Memory) -> None:
     assert score.total == pytest.approx(expected) and low.gate == 1.0
 
 
-def _note(text: str, *, importance: float, accessed_days_ago: float = 0.0) -> Record:
+def _note(
+    text: str, *, importance: float, accessed_days_ago: float = 0.0, stated: bool = False
+) -> Record:
     when = datetime(2026, 1, 1, tzinfo=timezone.utc)
     return Record(
         id="nt_" + text[:8],
         kind=Kind.NOTE,
         scope=Scope(user="a"),
         text=text,
-        tags=Tags(importance=importance),
+        tags=Tags(importance=importance, importance_stated=stated),
         provenance=("ep_x",),
         created_at=when,
         last_access=when - timedelta(days=accessed_days_ago),
@@ -154,22 +157,33 @@ def test_the_gate_is_whole_within_the_plateau_and_fades_below_it() -> None:
     assert [round(s.gate, 6) for s in scores] == [1.0, 1.0, 0.5, 0.0, 0.0]
 
 
-def test_importance_picks_between_notes_a_little_apart_and_recency_does_not() -> None:
-    """Two notes about one thing, 0.1 of cosine apart. Importance (what a note is worth)
-    may pick the specific one over the vague one that matches the question more closely;
-    recency (when it was said) may not reorder that far, and with no importance plateau
-    relevance wins again."""
+def test_stated_importance_picks_between_notes_a_little_apart_and_recency_does_not() -> None:
+    """Two notes about one thing, 0.1 of cosine apart. An importance the application stated
+    (what a note is worth) may pick the specific one over the vague one that matches the
+    question more closely; recency (when it was said) may not reorder that far, nor may
+    the importance the writer guessed, and with no importance plateau relevance wins."""
     from commonplace.read._signals import score_candidates
 
     config = Config(keyword_weight=0.0)
-    specific = _note("The boiler was serviced on 2 February by Lumen", importance=0.8)
-    vague = _note("The boiler was looked at", importance=0.1)
+    specific = _note("The boiler was serviced on 2 February by Lumen", importance=0.8, stated=True)
+    vague = _note("The boiler was looked at", importance=0.1, stated=True)
     now = specific.last_access
     s_specific, s_vague = score_candidates(
         [Candidate(specific, 0.63), Candidate(vague, 0.73)], query="q", now=now, config=config
     )
     assert s_specific.importance_gate == 1.0 and s_specific.gate == pytest.approx(0.5)
     assert s_specific.total > s_vague.total
+    # the same notes with the importance guessed by the writer: relevance wins
+    g_specific, g_vague = score_candidates(
+        [
+            Candidate(replace(specific, tags=Tags(importance=0.8)), 0.63),
+            Candidate(replace(vague, tags=Tags(importance=0.1)), 0.73),
+        ],
+        query="q",
+        now=now,
+        config=config,
+    )
+    assert g_specific.total < g_vague.total
     # a like gap with the notes equally important and the less similar one fresher
     fresh = _note("The boiler was serviced on 2 February by Lumen", importance=0.5)
     stale = _note("The boiler was looked at", importance=0.5, accessed_days_ago=180)

@@ -558,11 +558,12 @@ def _owner(scope: Scope) -> Scope:
     return Scope(user=scope.user, agent=scope.agent)
 
 
-def _importance(value: Mapping[str, Any]) -> float:
+def _importance(value: Mapping[str, Any]) -> float | None:
+    """The importance an item's value states, if it states a usable one."""
     importance = value.get("importance")
     if isinstance(importance, bool) or not isinstance(importance, (int, float)):
-        return 0.5
-    return min(1.0, max(0.0, float(importance))) if math.isfinite(importance) else 0.5
+        return None
+    return min(1.0, max(0.0, float(importance))) if math.isfinite(importance) else None
 
 
 def _search_item(item: ItemView, score: float | None) -> SearchItem:

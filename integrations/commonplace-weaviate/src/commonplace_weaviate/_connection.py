@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: The oldest server this backend is tested against (weaviate-client 4.x needs 1.27).
 MIN_SERVER_VERSION = (1, 27, 0)
+"""The oldest server this backend is tested against (weaviate-client 4.x needs 1.27)."""
 #: Weaviate's default QUERY_MAXIMUM_RESULTS: the most objects one query returns.
 MAX_RESULTS = 10_000
 _CHUNK = 500  # ids in one request's filter (``chunks`` splits longer lists)

@@ -11,12 +11,18 @@ from .errors import InvalidTypeError
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Weights:
-    """Weights of the four built-in signals; extra signals carry their own."""
+    """Weights of the four built-in signals; extra signals carry their own.
+
+    ``importance`` weighs the importance the note writer guessed; ``stated_importance``
+    the importance the application stated (``Memory.put_note(importance=...)``), which
+    says what a note is worth for a fact and so counts for more.
+    """
 
     semantic: float = 0.5
     recency: float = 0.2
     frequency: float = 0.2
-    importance: float = 0.3
+    importance: float = 0.1
+    stated_importance: float = 0.3
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -124,11 +130,12 @@ class Config:
     fades to nothing over ``relevance_margin`` (so fresh or popular but unrelated
     records cannot be pulled in); ``relevance_floor=-1`` with
     ``relevance_margin=float("inf")`` gives the ungated NLM formula.
-    ``importance_plateau`` is the wider plateau of importance alone: importance
-    says what a note is worth (a specific fact against a vague one about the
-    same thing, which the vague one often matches more closely), not when it
-    was said, so it may pick between notes further apart than fresh or popular
-    ones may (it is never narrower than ``relevance_plateau``).
+    ``importance_plateau`` is the wider plateau of stated importance: an
+    importance the application set says what a note is worth (a specific fact
+    against a vague one about the same thing, which the vague one often matches
+    more closely), not when it was said, so it may pick between notes further
+    apart than fresh or popular ones may (it is never narrower than
+    ``relevance_plateau``). The writer's guessed importance is gated like recency.
     ``keyword_weight`` blends the BM25 keyword match into relevance.
     ``search_min_notes``: below this many notes in a scope recall does not
     search at all (every note is shown as a recent note). ``cold_factor``

@@ -38,6 +38,7 @@ from .stores import Backend, RecordQuery, TurnWrite
 from .write import WriteResult
 
 MAX_DATA_CHARS = 2_000_000
+_DEFAULT_IMPORTANCE = 0.5  # a put that states none: middling, and not counted as stated
 _MAX_KEY_CHARS = 256
 
 
@@ -49,8 +50,9 @@ def checked_note_options(
     role: Role,
     fact: object,
     replaces: object,
-) -> tuple[str, dict[str, Any], float, FactKey | None, tuple[str, ...]]:
-    """The options of :meth:`Memory.put_note`, validated before anything is written."""
+) -> tuple[str, dict[str, Any], float | None, FactKey | None, tuple[str, ...]]:
+    """The options of :meth:`Memory.put_note`, validated before anything is written
+    (``importance`` None: not stated)."""
     if not isinstance(key, str) or not key or len(key) > _MAX_KEY_CHARS:
         raise InvalidInputError(
             f"key must be a non-empty str of at most {_MAX_KEY_CHARS} characters that names "
@@ -61,9 +63,11 @@ def checked_note_options(
             "an assistant's words never become a note; keep what an agent saved through a "
             "tool with role='tool', and what the application stores with role='system'"
         )
-    if isinstance(importance, bool) or not isinstance(importance, (int, float)):
-        raise InvalidTypeError(f"importance must be a number in [0, 1], not {importance!r}")
-    if not finite(importance):
+    if importance is not None and (
+        isinstance(importance, bool) or not isinstance(importance, (int, float))
+    ):
+        raise InvalidTypeError(f"importance must be a number in [0, 1] or None, not {importance!r}")
+    if importance is not None and not finite(importance):
         raise InvalidInputError(f"importance must be a finite number in [0, 1], not {importance}")
     fact_key = checked_fact(fact)
     if isinstance(replaces, str) or not isinstance(replaces, Iterable):
@@ -71,7 +75,8 @@ def checked_note_options(
     replaced = tuple(replaces)
     if not all(isinstance(r, str) and r for r in replaced):
         raise InvalidTypeError("replaces must be a list of record ids (non-empty str)")
-    return key, _checked_data(data), min(1.0, max(0.0, float(importance))), fact_key, replaced
+    stated = None if importance is None else min(1.0, max(0.0, float(importance)))
+    return key, _checked_data(data), stated, fact_key, replaced
 
 
 def put_note(
@@ -82,7 +87,7 @@ def put_note(
     scope: Scope,
     key: str,
     data: Mapping[str, Any],
-    importance: float,
+    importance: float | None,
     role: Role,
     fact: FactKey | None,
     replaces: tuple[str, ...],
@@ -127,7 +132,11 @@ def put_note(
         kind=Kind.NOTE,
         scope=scope,
         text=text,
-        tags=Tags(importance=importance, key=fact),
+        tags=Tags(
+            importance=_DEFAULT_IMPORTANCE if importance is None else importance,
+            key=fact,
+            importance_stated=importance is not None,
+        ),
         provenance=(eid,),
         created_at=at,
         last_access=at,

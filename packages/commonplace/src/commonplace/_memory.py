@@ -595,7 +595,7 @@ class Memory:
         scope: Scope | str | Mapping[str, str],
         key: str,
         data: Mapping[str, Any] | None = None,
-        importance: float = 0.5,
+        importance: float | None = None,
         fact: FactKey | None = None,
         replaces: Iterable[str] = (),
         role: str | Role = "system",

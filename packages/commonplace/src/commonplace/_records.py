@@ -88,6 +88,8 @@ class Tags:
     ``key`` and ``value`` are set when the turn states a fact that can later
     change (the user's city, a server's port); ``event`` names a major life
     event (``layoff``, ``move``, ``birth`` ...) when the turn reports one.
+    ``importance_stated`` is True when the application stated the importance
+    (``Memory.put_note(importance=...)``) rather than the note writer guessing it.
     """
 
     modality: Modality = Modality.STATEMENT
@@ -97,8 +99,10 @@ class Tags:
     key: FactKey | None = None
     value: str | None = None
     event: str | None = None
+    importance_stated: bool = False
 
     def to_json(self) -> dict[str, Any]:
+        stated = {"importance_stated": True} if self.importance_stated else {}
         return {
             "modality": self.modality.value,
             "entities": list(self.entities),
@@ -107,6 +111,7 @@ class Tags:
             "key": None if self.key is None else [self.key.subject, self.key.predicate],
             "value": self.value,
             "event": self.event,
+            **stated,
         }
 
     @classmethod
@@ -120,6 +125,7 @@ class Tags:
             key=None if not key else FactKey(str(key[0]), str(key[1])),
             value=data.get("value"),
             event=data.get("event"),
+            importance_stated=bool(data.get("importance_stated", False)),
         )
 
 

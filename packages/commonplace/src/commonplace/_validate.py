@@ -38,6 +38,8 @@ MAX_EMBEDDER_DIM = 65_536
 
 
 def checked_text(text: object, *, limit: int, what: str) -> str:
+    """``text`` if it is a str that is not blank, holds at most ``limit`` characters and
+    is valid unicode; ``what`` names it in the error (``"turn"``, ``"query"``)."""
     if not isinstance(text, str):
         raise InvalidTypeError(f"the {what} must be a str, not {type(text).__name__}")
     if not text.strip():
@@ -149,6 +151,7 @@ def checked_number(name: str, value: object, *, low: float, high: float = math.i
 
 
 def checked_bool(name: str, value: object) -> bool:
+    """``value`` if it is ``True`` or ``False`` (not merely truthy: ``1`` is refused)."""
     if not isinstance(value, bool):
         raise InvalidTypeError(f"{name} must be True or False, not {type(value).__name__}")
     return value
@@ -163,6 +166,8 @@ def finite(value: float) -> bool:
 
 
 def checked_float(name: str, value: object, *, high: float = math.inf) -> float:
+    """A finite int or float (not a bool) from 0 to ``high``, as a float. Unlike
+    :func:`checked_number`, a value of the wrong type is an ``InvalidInputError`` too."""
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))

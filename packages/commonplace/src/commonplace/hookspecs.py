@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 PROJECT = "commonplace"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
+"""Marks a plugin's method as the implementation of the hook of the same name."""
 
 
 @hookspec(firstresult=True)

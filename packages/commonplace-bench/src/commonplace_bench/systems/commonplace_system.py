@@ -61,7 +61,8 @@ class CommonplaceSystem(System):
 
         Frequency becomes that many recorded accesses (``Backend.touch`` at the
         memory's own time, so recency is unchanged) and importance replaces the
-        note's tag, which is what NLM's benchmark does with metadata.
+        note's tag, marked as stated by the application (what ``put_note(importance=)``
+        records), which is what NLM's benchmark does with metadata.
         """
         memory = self.memory
         for n, memo in enumerate(memos):
@@ -73,8 +74,10 @@ class CommonplaceSystem(System):
                 continue
             for _ in range(memo.frequency):
                 memory.backend.touch([note.id], at=memo.created_at)
-            if memo.importance is not None:
-                tags = dataclasses.replace(note.tags, importance=memo.importance)
+            if memo.importance is not None:  # stated by the application, as NLM's metadata is
+                tags = dataclasses.replace(
+                    note.tags, importance=memo.importance, importance_stated=True
+                )
                 memory.backend.update_records([note.id], at=memo.created_at, tags=tags)
 
     def query(

@@ -11,6 +11,7 @@ import numpy.typing as npt
 from ..errors import PluginError
 
 Vectors = npt.NDArray[np.float32]
+"""What an embedder returns: one unit-length float32 row per text, ``dim`` columns."""
 
 
 @runtime_checkable

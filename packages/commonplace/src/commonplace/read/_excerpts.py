@@ -4,8 +4,9 @@ A note is compact, and a rule writer drops clauses. The note's vector is its tur
 embedding, so a question that matches what was said finds the note even when the
 note lost the words; the context then shows, beside the note, the sentence of the
 turn that holds the question's words the note lacks, quoted and short. One excerpt
-per turn (a merged note shares its turns), for the best few notes only: an excerpt
-costs budget that other notes could use.
+per turn (a merged note shares its turns), for the best three notes only: an excerpt
+costs budget that other notes could use (on LoCoMo, eight cost 0.006 of evidence, three
+0.004, for the same gain in answer words).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable, Iterable
 from .._records import Episode, Record
 from .._text import WORD, content_terms, head, sentences
 
-EXCERPT_NOTES = 8
+EXCERPT_NOTES = 3
 """How many of the best relevant notes may carry an excerpt."""
 
 MAX_EXCERPT_WORDS = 30

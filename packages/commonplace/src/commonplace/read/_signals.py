@@ -1,10 +1,11 @@
 """Scoring: the four built-in signals, extra signals from plugins, and the gate.
 
 ``total = (w_semantic * semantic + gate * Σ w_s * signal_s + importance_gate *
-w_importance * importance) * accessibility * tier_factor * modality_factor``
-where the sum runs over the contextual signals (recency, frequency and any
-extra ones from plugins) and ``semantic`` blends cosine similarity with the
-BM25 keyword match.
+w_stated * stated importance) * accessibility * tier_factor * modality_factor``
+where the sum runs over the contextual signals (recency, frequency, the
+importance the note writer guessed, and any extra ones from plugins),
+``semantic`` blends cosine similarity with the BM25 keyword match, and the last
+term is there only for notes whose importance the application stated.
 
 The gate is what keeps the rerank honest with a realistic candidate pool:
 contextual signals may reorder records that are about as relevant as the best
@@ -14,12 +15,14 @@ lift at all; within ``relevance_plateau`` of the best similarity in the pool it
 gets the whole lift; further below, the lift fades linearly to zero over
 ``relevance_margin``.
 
-Importance has its own, wider plateau (``importance_plateau``). It describes the
-note, not the moment, and a vague note ("the boiler was looked at") often matches
-a question more closely than the specific one that answers it, so importance may
-pick between notes further apart. Recency may not: letting it reorder that far
-ranks what was said last over what was asked about, which real conversations
-punish (measured on LoCoMo, see docs/locomo.md).
+Importance the application stated (``put_note(importance=...)``) has its own,
+wider plateau (``importance_plateau``). It describes the note, not the moment, and
+a vague note ("the boiler was looked at") often matches a question more closely
+than the specific one that answers it, so it may pick between notes further
+apart. Recency may not: letting it reorder that far ranks what was said last over
+what was asked about, which real conversations punish (docs/locomo.md). Nor may
+the importance the rule writer guesses: it favours the first, plainly keyed
+statement of a fact over the colloquial update that replaced it.
 """
 
 from __future__ import annotations
@@ -66,8 +69,8 @@ class Score:
     were retrieved and ignored), ``tier_factor`` (< 1 for cold records) and
     ``modality_factor`` (< 1 for the user's questions, which a statement that
     answers them must outrank) multiply the weighted sum. ``gate`` scales the
-    lift of recency, frequency and extra signals, ``importance_gate`` that of
-    importance.
+    lift of recency, frequency, guessed importance and extra signals,
+    ``importance_gate`` that of stated importance.
     """
 
     total: float
@@ -147,8 +150,10 @@ def score_candidates(
         gate = _gate(semantic, best, config, plateau=config.relevance_plateau)
         importance_gate = _gate(semantic, best, config, plateau=importance_plateau)
         extra = {s.name: _extra(s, candidate, query=query, now=now) for s in signals}
-        lift = w.recency * rec + w.frequency * freq
+        stated = record.tags.importance_stated
+        lift = w.recency * rec + w.frequency * freq + (0.0 if stated else w.importance * imp)
         lift += sum(s.weight * extra[s.name] for s in signals)
+        stated_lift = w.stated_importance * imp if stated else 0.0
         unused = max(0, record.ignored_count - record.used_count)
         # sinks with every ignore, but never below a floor: relevance must still win
         accessibility = max(_MIN_ACCESSIBILITY, 1.0 / (1.0 + config.ignore_penalty * unused))
@@ -156,7 +161,7 @@ def score_candidates(
         # what the user asked is kept, but a statement that answers it must come first
         asked = record.tags.modality is Modality.QUESTION
         modality_factor = config.question_factor if asked else 1.0
-        weighted = w.semantic * semantic + gate * lift + importance_gate * w.importance * imp
+        weighted = w.semantic * semantic + gate * lift + importance_gate * stated_lift
         total = weighted * accessibility * tier_factor * modality_factor
         scores.append(
             Score(

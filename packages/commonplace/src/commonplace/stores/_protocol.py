@@ -135,7 +135,9 @@ class RecallLog:
 
 
 PROFILE_CARD = "profile"
+"""The :class:`Card` kind of a user's profile card."""
 ROLLING_SUMMARY = "rolling"
+"""The :class:`Card` kind of a thread's rolling summary."""
 
 
 @dataclass(frozen=True, slots=True)

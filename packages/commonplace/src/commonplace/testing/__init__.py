@@ -21,7 +21,16 @@ returns a new, empty store each time it is called, and import the suite::
         for backend in opened:
             backend.close()
 
-The suite needs pytest (it is not a dependency of commonplace itself).
+A backend that lacks an optional capability (links, re-embedding, concurrent
+writers) says so in a ``backend_capabilities`` fixture, and that group's tests
+are skipped with the reason::
+
+    @pytest.fixture
+    def backend_capabilities():
+        return frozenset(CAPABILITIES) - {"concurrency"}
+
+The suite is a package, one module per capability group; see its docstring for
+the names. The suite needs pytest (it is not a dependency of commonplace itself).
 """
 
 from ._fixtures import DIM, PIN, T0, episode, note, unit

@@ -1,0 +1,197 @@
+"""Atomicity and the store's lifecycle (required, ``"records"``), concurrency (optional).
+
+``"records"`` covers atomicity, or for stores without transactions retry safety (a refused
+call changes nothing, a stored turn is stored whole, sending a batch again is safe; the
+tests hold for both kinds of store), and the store as a whole (a closed store refuses every
+call, its url opens the same store, times keep their microseconds). ``"concurrency"``:
+threads and two instances on one store write at once and lose no update.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+
+from ..._records import Kind, Tier
+from ..._scope import Scope
+from ...errors import InvalidInputError, StoreClosedError
+from ...stores import Backend, RecordQuery
+from .._fixtures import PIN, T0, later, rows, unit
+from ._core import ANA, BOB, CapabilityGroup, _ids, _nid, _note, _same, _turn, _write
+
+# -- atomicity ----------------------------------------------------------------------------------
+
+
+class TestAtomicity(CapabilityGroup):
+    capability = "records"
+
+    def test_a_refused_call_changes_nothing(self, store: Backend) -> None:
+        turns = [_turn(ANA, "first"), _turn(BOB, "second")]
+        with pytest.raises(InvalidInputError):
+            store.write_turns(turns, rows(unit(1.0), unit(1.0), unit(1.0)))
+        assert store.existing_episode_ids({t.episode.id for t in turns}) == set()
+        assert store.count(None, Kind.NOTE) == 0 and store.count(None, Kind.EPISODE) == 0
+
+    def test_a_stored_turn_is_stored_whole(self, store: Backend) -> None:
+        turns = [
+            _turn(Scope(user=f"u{i % 3}"), f"turn {i}", with_note=i % 2 == 0) for i in range(9)
+        ]
+        assert _write(store, turns) == [True] * 9
+        for turn in turns:
+            assert store.get_episode(turn.episode.id) == turn.episode
+            if turn.note is not None:
+                assert _same(store.get_record(_nid(turn)), _note(turn))
+
+    def test_sending_a_batch_again_is_safe(self, store: Backend) -> None:
+        turns = [_turn(ANA, f"retry {i}") for i in range(4)]
+        _write(store, turns[:2])
+        assert _write(store, turns) == [False, False, True, True]
+        assert store.count(ANA, Kind.NOTE) == 4 and store.count(ANA, Kind.EPISODE) == 4
+        assert len(list(store.iter_records(RecordQuery(scope=ANA)))) == 4
+
+
+# -- concurrency --------------------------------------------------------------------------------
+
+
+def _run(threads: int, job: Callable[[int], object]) -> list[object]:
+    start = threading.Barrier(threads)
+
+    def go(i: int) -> object:
+        start.wait()
+        return job(i)
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        return list(pool.map(go, range(threads)))
+
+
+class TestConcurrency(CapabilityGroup):
+    capability = "concurrency"
+
+    def test_concurrent_counters_lose_no_update(self, store: Backend) -> None:
+        turns = [_turn(ANA, f"hot {i}") for i in range(3)]
+        _write(store, turns)
+        ids = [_nid(t) for t in turns]
+
+        def job(i: int) -> None:
+            for n in range(10):
+                store.touch(ids, at=later(n))
+                store.record_feedback(used=[ids[0]], ignored=[ids[1]], at=later(n))
+
+        _run(6, job)
+        got = {r.id: r for r in store.get_records(ids)}
+        assert [got[i].access_count for i in ids] == [60, 60, 60]
+        assert (got[ids[0]].used_count, got[ids[1]].ignored_count) == (60, 60)
+        assert store.uses_since([ids[0]], T0) == {ids[0]: 60}
+
+    def test_concurrent_writers_of_different_turns(self, store: Backend) -> None:
+        def job(i: int) -> list[bool]:
+            turns = [_turn(Scope(user=f"w{i}"), f"thread {i} turn {n}") for n in range(8)]
+            return _write(store, turns)
+
+        assert _run(4, job) == [[True] * 8] * 4
+        assert store.count(None, Kind.NOTE) == 32 and store.count(None, Kind.EPISODE) == 32
+        for i in range(4):
+            assert store.count(Scope(user=f"w{i}"), Kind.NOTE) == 8
+
+    def test_concurrent_writes_of_one_turn_store_it_once(self, store: Backend) -> None:
+        turn = _turn(ANA, "the same turn from everywhere")
+        results = _run(6, lambda i: _write(store, [turn]))
+        assert [True] in results
+        assert store.count(None, Kind.EPISODE) == 1 and store.count(None, Kind.NOTE) == 1
+        assert _same(store.get_record(_nid(turn)), _note(turn))
+
+    def test_concurrent_updates_of_different_fields_all_land(self, store: Backend) -> None:
+        turn = _turn(ANA, "contended")
+        _write(store, [turn])
+        rid = _nid(turn)
+
+        def job(i: int) -> None:
+            for n in range(10):
+                if i == 0:
+                    store.update_records([rid], at=later(n), tier=Tier.HOT)
+                elif i == 1:
+                    store.update_records([rid], at=later(n), pinned=True)
+                elif i == 2:
+                    store.update_records([rid], at=later(n), valid_to=later(100))
+                else:
+                    store.touch([rid], at=later(n))
+
+        _run(4, job)
+        got = store.get_record(rid)
+        assert got is not None
+        assert (got.tier, got.pinned, got.valid_to, got.access_count) == (
+            Tier.HOT,
+            True,
+            later(100),
+            10,
+        )
+
+    def test_two_instances_on_one_store_see_and_add_up(
+        self, store: Backend, backend_reopen: Callable[[Backend], Backend]
+    ) -> None:
+        other = backend_reopen(store)
+        turn = _turn(ANA, "shared")
+        _write(store, [turn])
+        rid = _nid(turn)
+        assert _ids([c.record for c in other.search(ANA, unit(1.0), text=None, limit=3)]) == [rid]
+        assert _write(other, [turn]) == [False]
+
+        def job(i: int) -> None:
+            for n in range(10):
+                (store if i % 2 else other).touch([rid], at=later(n))
+
+        _run(4, job)
+        for backend in (store, other):
+            got = backend.get_record(rid)
+            assert got is not None and got.access_count == 40
+
+
+# -- the store as a whole -----------------------------------------------------------------------
+
+
+class TestStoreLifecycle(CapabilityGroup):
+    capability = "records"
+
+    def test_a_closed_store_refuses_every_call(
+        self, backend_factory: Callable[[], Backend]
+    ) -> None:
+        closed = backend_factory()
+        closed.write_pin(PIN)
+        turn = _turn(ANA, "before closing")
+        _write(closed, [turn])
+        closed.close()
+        closed.close()  # twice is fine
+        calls: list[Callable[[], object]] = [
+            closed.read_pin,
+            lambda: closed.get_record(_nid(turn)),
+            lambda: closed.search(ANA, unit(1.0), text="x", limit=3),
+            lambda: closed.count(ANA, Kind.NOTE),
+            lambda: closed.touch([_nid(turn)], at=later(1)),
+            lambda: _write(closed, [_turn(ANA, "after closing")]),
+        ]
+        for call in calls:
+            with pytest.raises(StoreClosedError):
+                call()
+
+    def test_the_url_opens_the_same_store(
+        self, store: Backend, backend_reopen: Callable[[Backend], Backend]
+    ) -> None:
+        turn = _turn(ANA, "persisted")
+        _write(store, [turn])
+        again = backend_reopen(store)
+        assert again.read_pin() == PIN
+        assert _same(again.get_record(_nid(turn)), _note(turn))
+        assert again.get_episode(turn.episode.id) == turn.episode
+
+    def test_times_keep_their_microseconds(self, store: Backend) -> None:
+        at = T0 + timedelta(microseconds=123_457)
+        turn = _turn(ANA, "precise", at=at)
+        _write(store, [turn])
+        got = store.get_record(_nid(turn))
+        assert got is not None and got.created_at == at
+        stored = store.get_episode(turn.episode.id)
+        assert stored is not None and stored.at == at
