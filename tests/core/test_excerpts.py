@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from commonplace import Config, ManualClock, Memory
+from commonplace import Config, HashingEmbedder, ManualClock, Memory
 from commonplace._records import Episode, Kind, Record, Role, Tags
 from commonplace._scope import Scope
 from commonplace.read._excerpts import MAX_EXCERPT_WORDS, excerpts_for
@@ -108,3 +108,16 @@ def test_a_long_sentence_is_cut_around_what_was_asked() -> None:
     assert "lighthouse" in excerpt and excerpt.startswith("… ")
     words = [w for w in excerpt.split() if w != "…"]
     assert len(words) == MAX_EXCERPT_WORDS and "We" not in words
+
+
+def test_a_word_said_but_not_noted_is_found_by_keyword_too(db_url: str) -> None:
+    """With the hashing model a paraphrase cannot find the note by its vector; the words
+    of the turn the note dropped are in its keyword index (``Tags.turn_terms``)."""
+    with Memory(db_url, embedder=HashingEmbedder(), config=Config(search_min_notes=0)) as m:
+        note = m.write(RENOVATION, scope="ana").note
+        m.write("I take the bus to work.", scope="ana")
+        assert note is not None and "granite" in note.tags.turn_terms
+        recall = m.recall("granite", scope="ana")
+    (item,) = [i for i in recall.items if i.record.id == note.id]
+    assert item.section == "relevant" and item.score.keyword == 1.0
+    assert item.excerpt == GRANITE

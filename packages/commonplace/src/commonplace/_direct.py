@@ -27,8 +27,18 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from ._records import Episode, FactKey, Kind, Record, Role, Tags, Tier, episode_id, note_id
-from ._records import search_text as embedded_text
+from ._records import (
+    Episode,
+    FactKey,
+    Kind,
+    Record,
+    Role,
+    Tags,
+    Tier,
+    embedded_text,
+    episode_id,
+    note_id,
+)
 from ._scope import Scope, owner_scope
 from ._validate import checked_fact, finite
 from .embedders import Embedder

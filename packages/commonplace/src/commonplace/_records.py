@@ -90,6 +90,8 @@ class Tags:
     event (``layoff``, ``move``, ``birth`` ...) when the turn reports one.
     ``importance_stated`` is True when the application stated the importance
     (``Memory.put_note(importance=...)``) rather than the note writer guessing it.
+    ``turn_terms`` holds the content words of the turn that the note's text left out
+    (the write path fills it in), so keyword search finds the note by them.
     """
 
     modality: Modality = Modality.STATEMENT
@@ -100,9 +102,13 @@ class Tags:
     value: str | None = None
     event: str | None = None
     importance_stated: bool = False
+    turn_terms: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        stated = {"importance_stated": True} if self.importance_stated else {}
+        # written only when set, so that older stores and their JSON read the same
+        optional: dict[str, Any] = {"importance_stated": True} if self.importance_stated else {}
+        if self.turn_terms:
+            optional["turn_terms"] = self.turn_terms
         return {
             "modality": self.modality.value,
             "entities": list(self.entities),
@@ -111,7 +117,7 @@ class Tags:
             "key": None if self.key is None else [self.key.subject, self.key.predicate],
             "value": self.value,
             "event": self.event,
-            **stated,
+            **optional,
         }
 
     @classmethod
@@ -126,6 +132,7 @@ class Tags:
             value=data.get("value"),
             event=data.get("event"),
             importance_stated=bool(data.get("importance_stated", False)),
+            turn_terms=str(data.get("turn_terms", "")),
         )
 
 
@@ -212,8 +219,9 @@ def note_id(source_episode_id: str) -> str:
 _USER_REFERENCE = re.compile(r"\bthe user(?:'s|’s)?\s*", re.IGNORECASE)
 
 
-def search_text(note_text: str, tags: Tags | None = None) -> str:
-    """What gets embedded for a note: its text, minus "the user", plus its key tags.
+def embedded_text(note_text: str, tags: Tags | None = None) -> str:
+    """What gets embedded for a record found by its own text: the text, minus "the user",
+    plus its key tags.
 
     "The user" carries no information (every note is about the user) but would
     make every note look alike to an embedder; the life event and the fact's
@@ -229,6 +237,14 @@ def search_text(note_text: str, tags: Tags | None = None) -> str:
     return " ".join([stripped, *extra])
 
 
+def search_text(note_text: str, tags: Tags | None = None) -> str:
+    """What a record's keyword index holds: its embedded text, plus the words of its turn
+    that the note's text left out (``Tags.turn_terms``), so that a keyword search finds a
+    note by what was said, as its vector does."""
+    text = embedded_text(note_text, tags)
+    return f"{text} {tags.turn_terms}" if tags is not None and tags.turn_terms else text
+
+
 def index_text(text: str, tags: Tags | None = None, *, evidence: str | None = None) -> str:
     """What gets embedded for a record: for a note, the turn it was written from.
 
@@ -238,6 +254,6 @@ def index_text(text: str, tags: Tags | None = None, *, evidence: str | None = No
     found by its text.
     """
     if evidence is None:
-        return search_text(text, tags)
+        return embedded_text(text, tags)
     evidence = head(evidence)
-    return search_text(evidence, tags) if tags is not None else evidence
+    return embedded_text(evidence, tags) if tags is not None else evidence

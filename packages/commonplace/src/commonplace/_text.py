@@ -112,3 +112,21 @@ def keyword_coverage(query: str, document: str) -> float:
     if not wanted:
         return 0.0
     return len(wanted & content_terms(document)) / len(wanted)
+
+
+def missing_words(source: str, kept: str, *, limit: int) -> str:
+    """The content words of ``source`` whose stems ``kept`` lacks: in order, each once, at
+    most ``limit``, lower-cased and space-separated."""
+    have = content_terms(kept)
+    out: list[str] = []
+    seen: set[str] = set()
+    for word in WORD.findall(head(source).lower()):
+        word = word.replace("’", "'").removesuffix("'s")
+        stemmed = stem(word)
+        if word in STOPWORDS or stemmed in have or stemmed in seen:
+            continue
+        seen.add(stemmed)
+        out.append(word)
+        if len(out) == limit:
+            break
+    return " ".join(out)

@@ -32,6 +32,7 @@ from .._records import (
     note_id,
 )
 from .._scope import Scope, owner_scope
+from .._text import missing_words
 from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
 from ..errors import PluginError
@@ -48,6 +49,7 @@ _SESSION_GAP_SECONDS = 30 * 60
 _LINK_LOOKBACK = 20
 _ENTITY_LINKS = 3
 _UPDATE_REACH = 10
+_MAX_TURN_TERMS = 40
 
 
 # "my sister Mia", "the user's coworker Mia": the relation words are the lexicon's, one home
@@ -161,7 +163,12 @@ class WritePipeline:
             or not math.isfinite(importance)
         ):
             raise PluginError("a NoteDraft's importance must be a finite number in [0, 1]")
-        tags = replace(draft.tags, importance=min(1.0, max(0.0, float(importance))))
+        tags = replace(
+            draft.tags,
+            importance=min(1.0, max(0.0, float(importance))),
+            # what was said and the note dropped: keyword search still finds it by that
+            turn_terms=missing_words(turn.text, text, limit=_MAX_TURN_TERMS),
+        )
         if tags.modality is not Modality.STATEMENT and tags.key is not None:
             tags = replace(tags, key=None, value=None)  # only statements are facts
         return Record(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..._records import Kind, Status
+from ..._records import Kind, Status, Tags
 from ..._scope import Scope
 from ...stores import Backend
 from .._fixtures import later, note, rows, unit
@@ -54,6 +54,17 @@ class TestSearch(CapabilityGroup):
         assert by_id[_nid(near)].keyword == 0.0
         assert by_id[_nid(near)].similarity == pytest.approx(1.0, abs=1e-4)
         assert found[0].record.id == _nid(near)
+
+    def test_keyword_search_reads_the_words_the_note_left_out(self, store: Backend) -> None:
+        """The keyword index holds ``search_text``: the note's text and its turn's words
+        the note dropped (``Tags.turn_terms``), so a word said but not noted finds it."""
+        said = _turn(ANA, "kitchen done", tags=Tags(turn_terms="granite counters"))
+        other = _turn(ANA, "nothing in common")
+        _write(store, [said, other], unit(0.0, 1.0), unit(1.0))
+        found = store.search(ANA, unit(1.0), text="granite", limit=1)
+        hit = {c.record.id: c for c in found}[_nid(said)]
+        assert hit.keyword == pytest.approx(1.0) and "granite" not in hit.record.text
+        assert hit.record.tags.turn_terms == "granite counters"  # kept as written
 
     def test_keyword_scores_are_normalised(self, store: Backend) -> None:
         """A full match scores 1, a partial one less, a miss 0 (whatever the scale inside)."""
