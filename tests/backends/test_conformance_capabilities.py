@@ -57,6 +57,9 @@ def _run(pytester: pytest.Pytester, declared: str | None, *args: str) -> dict[st
     ``error`` (at setup) or ``failed`` with the report.
     """
     source = _MODULE + (_DECLARATION.format(declared) if declared is not None else "")
+    # a config of its own: the run must not pick up the repository's (CI's temporary
+    # folders live inside the checkout, and its options name plugins turned off here)
+    pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_backend=source)
     recorder = pytester.inline_run("-p", "no:cacheprovider", "-p", "no:asyncio", *args)
     outcomes: dict[str, tuple[str, str]] = {}
