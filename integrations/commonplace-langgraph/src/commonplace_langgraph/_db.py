@@ -31,10 +31,10 @@ def adapter_path(memory: Memory, path: str | Path | None) -> str:
         return str(path)
     if not isinstance(memory, Memory):
         raise InvalidTypeError(f"memory must be a commonplace.Memory, not {type(memory).__name__}")
-    return _sqlite_path(memory)
+    return _memory_file(memory)
 
 
-def _sqlite_path(memory: Memory) -> str:
+def _memory_file(memory: Memory) -> str:
     # the file the memory's own backend opened: the URL is read once, by the core
     backend = memory.backend
     if not isinstance(backend, SQLiteBackend):

@@ -48,7 +48,6 @@ from .stores import Backend, RecordQuery, TurnWrite
 from .write import WriteResult
 
 MAX_DATA_CHARS = 2_000_000
-_DEFAULT_IMPORTANCE = 0.5  # a put that states none: middling, and not counted as stated
 _MAX_KEY_CHARS = 256
 
 
@@ -142,11 +141,10 @@ def put_note(
         kind=Kind.NOTE,
         scope=scope,
         text=text,
-        tags=Tags(
-            importance=_DEFAULT_IMPORTANCE if importance is None else importance,
-            key=fact,
-            importance_stated=importance is not None,
-        ),
+        # no importance given: Tags' own default, and not counted as stated
+        tags=Tags(key=fact)
+        if importance is None
+        else Tags(importance=importance, key=fact, importance_stated=True),
         provenance=(eid,),
         created_at=at,
         last_access=at,

@@ -102,8 +102,13 @@ def content_terms(text: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=65_536)  # record texts come back in recall after recall
 def _content_terms(text: str) -> frozenset[str]:
-    words = (w.replace("’", "'").removesuffix("'s") for w in WORD.findall(text.lower()))
+    words = (_folded(w) for w in WORD.findall(text.lower()))
     return frozenset(stem(w) for w in words if w not in STOPWORDS)
+
+
+def _folded(word: str) -> str:
+    """A lower-cased word as terms compare it: one apostrophe, no possessive."""
+    return word.replace("’", "'").removesuffix("'s")
 
 
 def keyword_coverage(query: str, document: str) -> float:
@@ -120,8 +125,7 @@ def missing_words(source: str, kept: str, *, limit: int) -> str:
     have = content_terms(kept)
     out: list[str] = []
     seen: set[str] = set()
-    for word in WORD.findall(head(source).lower()):
-        word = word.replace("’", "'").removesuffix("'s")
+    for word in map(_folded, WORD.findall(head(source).lower())):
         stemmed = stem(word)
         if word in STOPWORDS or stemmed in have or stemmed in seen:
             continue
