@@ -37,7 +37,7 @@ def export_user(memory: Memory, user: str) -> dict[str, Any]:
     records = memory.backend.iter_records(
         RecordQuery(scope=scope, kinds=derived, statuses=list(Status))
     )
-    episodes = memory.backend.get_episodes(scope, limit=memory.count("episode", scope=scope))
+    episodes = memory.backend.recent_episodes(scope, limit=memory.count("episode", scope=scope))
     return {
         "user": user,
         # explain() is the record with its provenance chain, down to the turns behind it

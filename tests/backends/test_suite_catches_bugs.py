@@ -13,11 +13,27 @@ _BROKEN = {
             return super().search(Scope(user=scope.user or "x", agent=scope.agent), vector, **kw)
     """,
     "lost_counts": """
-        def touch(self, record_ids, *, at):  # read-modify-write instead of an increment
-            for record in self.get_records(record_ids):
+        def update_records(self, record_ids, *, at, counter=None, **fields):
+            if counter != "access":
+                return super().update_records(record_ids, at=at, counter=counter, **fields)
+            for record in self.get_records(record_ids):  # read-modify-write, not an increment
                 time.sleep(0.001)
                 self._db.execute("UPDATE records SET access_count = ? WHERE id = ?",
                                  (record.access_count + 1, record.id))
+    """,
+    "ledger_leak": """
+        @property
+        def ledger(self):  # lists every scope's entries, whatever the filter asks
+            inner = super().ledger
+
+            class Leaky:
+                def __getattr__(self, name):
+                    return getattr(inner, name)
+
+                def list(self, kind, *, scope=None, **filters):
+                    return inner.list(kind, **filters)
+
+            return Leaky()
     """,
     "not_idempotent": """
         def write_turns(self, turns, vectors):
@@ -29,6 +45,7 @@ _EXPECTED = {
     "scope_leak": "TestScopes::test_a_query_scope_sees_exactly_the_scopes_it_contains",
     "lost_counts": "TestConcurrency::test_concurrent_counters_lose_no_update",
     "not_idempotent": "TestEpisodes::test_a_turn_already_stored_writes_nothing_again",
+    "ledger_leak": "TestLedger::test_filters_by_scope_refs_and_time",
 }
 _MODULE = """
 import time

@@ -137,10 +137,12 @@ def test_forget_scope_removes_everything_of_a_user_and_nothing_else(
     import sqlite3
 
     db = sqlite3.connect(db_url.removeprefix("sqlite:///"))
-    for table in ("episodes", "records", "recalls", "audit", "cards", "conflicts"):
+    for table in ("episodes", "records", "ledger"):
         assert db.execute(f"SELECT count(*) FROM {table} WHERE scope_user = 'ana'").fetchone() == (
             0,
         ), table
+    # the use log the feedback wrote (scope-less entries) went with the records it named
+    assert db.execute("SELECT count(*) FROM ledger WHERE kind = 'use'").fetchone() == (0,)
     assert db.execute(
         "SELECT count(*) FROM provenance p LEFT JOIN records r "
         "ON r.id = p.record_id WHERE r.id IS NULL"

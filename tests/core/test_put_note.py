@@ -18,7 +18,7 @@ def test_a_note_kept_as_given_with_its_evidence(memory: Memory) -> None:
         "Ana prefers short answers.", scope="ana", key="put-1", data={"v": 1}, importance=0.8
     )
     assert note.text == "Ana prefers short answers." and note.importance == 0.8
-    stored = memory.backend.get_record(note.id)
+    stored = memory.store.get_record(note.id)
     assert stored is not None and stored.data == {"v": 1}
     [episode] = memory.explain(note.id).episodes()
     assert episode.role is Role.SYSTEM and episode.text == note.text
@@ -33,7 +33,7 @@ def test_a_fact_key_supersedes_and_keeps_history(memory: Memory, clock: ManualCl
     first = memory.put_note("Ana lives in Lisbon.", scope="ana", key="a", fact=FACT)
     clock.advance(days=10)
     second = memory.put_note("Ana lives in Porto.", scope="ana", key="b", fact=FACT)
-    old = memory.backend.get_record(first.id)
+    old = memory.store.get_record(first.id)
     assert old is not None and old.superseded_by == second.id
     before = memory.recall("where?", scope="ana", as_of=clock.now() - timedelta(days=1))
     assert [i.record.id for i in before.items] == [first.id]
@@ -45,7 +45,7 @@ def test_replaces_names_another_record(memory: Memory) -> None:
     edited = memory.put_note(
         "Ana moved to Porto in May.", scope="ana", key="edit", replaces=[written.note.id]
     )
-    old = memory.backend.get_record(written.note.id)
+    old = memory.store.get_record(written.note.id)
     assert old is not None and old.superseded_by == edited.id
     with pytest.raises(NotFoundError, match="to replace"):
         memory.put_note("x y z", scope="bob", key="k", replaces=[edited.id])  # not bob's
@@ -75,7 +75,7 @@ def test_an_importance_given_is_stored_as_stated_and_none_given_is_not(memory: M
     assert (stated.tags.importance, stated.tags.importance_stated) == (0.9, True)
     assert (guessed.tags.importance, guessed.tags.importance_stated) == (0.5, False)
     # kept by the store as it was put, and scored with the stated weight only when stated
-    again = memory.backend.get_record(stated.id)
+    again = memory.store.get_record(stated.id)
     assert again is not None and again.tags.importance_stated
     assert Tags.from_json(stated.tags.to_json()) == stated.tags
     assert "importance_stated" not in guessed.tags.to_json()  # older stores read the same

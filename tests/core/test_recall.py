@@ -232,7 +232,7 @@ def test_recall_touches_only_what_is_about_as_relevant_as_its_best(
     best = max(s.semantic for s in scores.values())
     for text, score in scores.items():
         record = next(i.record for i in recall.items if i.record.text == text)
-        stored = memory.backend.get_record(record.id)
+        stored = memory.store.get_record(record.id)
         assert stored is not None
         touched = stored.access_count == record.access_count + 1
         assert touched == (score.gate >= 1.0), (text, score.semantic, best)

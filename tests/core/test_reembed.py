@@ -40,7 +40,7 @@ from commonplace.errors import (
     InvalidTypeError,
     PluginError,
 )
-from commonplace.stores import EmbedderPin, RecordQuery, SQLiteBackend
+from commonplace.stores import EmbedderPin, RecordQuery, SQLiteBackend, Store
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 OLD, NEW = HashingEmbedder(dim=64), HashingEmbedder(dim=128)
@@ -88,7 +88,7 @@ def build_store(path: Path, notes: int) -> None:
 
 def texts_of(memory: Memory, records: Sequence[Record]) -> list[str]:
     """What the write path and consolidation embedded for these records."""
-    return [embedding_text(r, evidence=own_evidence(memory.backend, r)) for r in records]
+    return [embedding_text(r, evidence=own_evidence(memory.store, r)) for r in records]
 
 
 def assert_found_with(memory: Memory, model: Embedder, query: str, scope: str, rid: str) -> None:
@@ -260,7 +260,7 @@ def test_a_store_in_use_keeps_working_while_a_reembed_is_half_done(tmp_path: Pat
     try:  # the first two batches of a run that then died
         for _ in range(2):
             batch = backend.reembed_pending(target, limit=50)
-            texts = [embedding_text(r, evidence=own_evidence(backend, r)) for r in batch]
+            texts = [embedding_text(r, evidence=own_evidence(Store(backend), r)) for r in batch]
             backend.reembed_stage(target, [r.id for r in batch], NEW.embed(texts))
     finally:
         backend.close()

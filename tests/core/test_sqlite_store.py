@@ -203,4 +203,4 @@ def test_a_version_1_store_is_migrated_and_its_records_stay_findable(tmp_path: P
         assert item.record.id == "nt_1" and item.score.keyword == 1.0
         assert memory.recall("Clint", scope="bob").items == ()
         assert [e.id for e in memory.explain("nt_1").episodes()] == ["ep_1"]
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

@@ -102,7 +102,7 @@ def test_the_middleware_gives_create_agent_memory(
     assert all(m.type != "system" for m in out["messages"])
     # one recall per turn, however many model calls it takes
     porto = next(r for r in notes(memory, "ana") if "Porto" in r.text)
-    assert memory.backend.get_record(porto.id).access_count == 1  # type: ignore[union-attr]
+    assert memory.store.get_record(porto.id).access_count == 1  # type: ignore[union-attr]
     # the user's turn became memory; the assistant's words did not
     texts = note_texts(memory, "ana")
     assert any("weather" in t for t in texts) and not any("Marta" in t for t in texts)

@@ -51,7 +51,7 @@ class BarrierEmbedder:
 def notes_of(store: Memory, scope: Scope | str) -> list[Any]:
     """Every active note visible in ``scope`` (newest first)."""
     query = Scope(user=scope) if isinstance(scope, str) else scope
-    return list(store.backend.recent_records(query, kinds=(Kind.NOTE,), limit=10_000))
+    return list(store.store.recent_records(query, kinds=(Kind.NOTE,), limit=10_000))
 
 
 def evidence_of(store: Memory, record_id: str) -> list[Episode]:

@@ -240,15 +240,15 @@ def test_a_tool_loop_counts_as_one_recall(store: Memory) -> None:
     (note,) = [n for n in notes_of(store, "ana") if "Joana" in n.text]
     memory = make(store)
     memory.put(user("Who is my partner?"))
-    before = store.backend.get_record(note.id)
+    before = store.store.get_record(note.id)
     assert before is not None
     for _ in range(4):  # an agent asks once per model call
         memory.get()
-    after = store.backend.get_record(note.id)
+    after = store.store.get_record(note.id)
     assert after is not None and after.access_count == before.access_count + 1
     memory.put(user("Tell me about Joana."))  # a new turn: recall again
     memory.get()
-    again = store.backend.get_record(note.id)
+    again = store.store.get_record(note.id)
     assert again is not None and again.access_count == before.access_count + 2
 
 

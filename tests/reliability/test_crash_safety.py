@@ -45,7 +45,9 @@ def lost_acknowledgements(path: Path, acks: list[dict[str, Any]]) -> list[str]:
             rid: (kind, used)
             for rid, kind, used in db.execute("SELECT id, kind, used_count FROM records")
         }
-        uses = collections.Counter(r[0] for r in db.execute("SELECT record_id FROM uses"))
+        uses = collections.Counter(
+            r[0] for r in db.execute("SELECT ref FROM ledger_refs WHERE kind = 'use'")
+        )
         orphans = db.execute(
             "SELECT r.id FROM records r WHERE r.kind = 'note' AND NOT EXISTS "
             "(SELECT 1 FROM provenance p JOIN episodes e ON e.id = p.source_id "

@@ -158,7 +158,7 @@ def _rows(path: Path, *, exclude_user: str) -> dict[str, list[tuple[object, ...]
                 db.execute(f"SELECT * FROM {table} WHERE scope_user != ?", (exclude_user,)),
                 key=repr,
             )
-            for table in ("episodes", "records", "cards", "recalls", "audit")
+            for table in ("episodes", "records", "ledger")
         }
     finally:
         db.close()

@@ -60,7 +60,7 @@ def test_a_long_turn_is_stored_whole_and_read_only_to_the_bound(
     config = Config(max_turn_chars=3_000_000)
     with Memory(":memory:", config=config, embedder=embedder) as memory:
         result = memory.write(text, scope="ana")
-        episode = memory.backend.get_episode(result.episode_id)
+        episode = memory.store.get_episode(result.episode_id)
         assert episode is not None and episode.text == text  # nothing committed is lost
         # the note is embedded from the turn's first part (plus the writer's short tags)
         assert all(n <= MAX_READ_CHARS + 200 for n in lengths), max(lengths)

@@ -51,7 +51,7 @@ def test_what_an_assistant_said_is_quoted_and_supersedes_nothing(text: str) -> N
         assert note.tags.modality is Modality.QUOTE, (text, note.text)
         assert note.tags.key is None and note.tags.value is None, (text, note.tags)
         assert note.text.startswith("The user refers to what the assistant said"), note.text
-        stored = memory.backend.get_record(own.id)
+        stored = memory.store.get_record(own.id)
         assert stored is not None and stored.superseded_by is None, text
         tally("reported assistant claims checked")
 

@@ -83,13 +83,15 @@ def _rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
             "cards": [
                 (scope_from_parts(u, a, t), (u, a, t, kind, text, data))
                 for u, a, t, kind, text, data in db.execute(
-                    "SELECT scope_user, scope_agent, scope_thread, kind, text, data FROM cards"
+                    "SELECT scope_user, scope_agent, scope_thread, data ->> '$.kind', "
+                    "data ->> '$.text', data -> '$.data' FROM ledger WHERE kind = 'card'"
                 )
             ],
             "conflicts": [
                 (scope_from_parts(u, a, t), (cid, ids))
                 for cid, u, a, t, ids in db.execute(
-                    "SELECT id, scope_user, scope_agent, scope_thread, record_ids FROM conflicts"
+                    "SELECT key, scope_user, scope_agent, scope_thread, refs FROM ledger "
+                    "WHERE kind = 'conflict'"
                 )
             ],
         }

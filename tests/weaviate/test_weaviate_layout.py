@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 
 import pytest
 
-from commonplace import Scope
+from commonplace import Kind, Scope
 from commonplace.errors import SchemaVersionError, StoreError
-from commonplace.stores import TurnWrite
-from commonplace.testing import PIN, episode, note, unit
+from commonplace.stores import LedgerEntry, RecordQuery, TurnWrite
+from commonplace.testing import PIN, T0, episode, note, unit
 from commonplace_weaviate import WeaviateBackend
 from commonplace_weaviate import _schema as S
 from commonplace_weaviate._mapping import tenant_name
@@ -82,23 +83,23 @@ def test_a_collection_commonplace_did_not_create_is_left_alone(
     backend = weaviate_backend_factory()
     prefix = backend.settings.prefix
     backend.drop()
-    backend.client.collections.create(prefix + S.AUDIT.suffix, description="someone else's")
+    backend.client.collections.create(prefix + S.LEDGER.suffix, description="someone else's")
     try:
         with pytest.raises(StoreError, match=r"not created by commonplace.*prefix"):
             WeaviateBackend(backend.url)
     finally:
-        backend.client.collections.delete(prefix + S.AUDIT.suffix)
+        backend.client.collections.delete(prefix + S.LEDGER.suffix)
 
 
 def test_a_newer_schema_is_refused(weaviate_backend_factory: Callable[[], WeaviateBackend]) -> None:
     backend = weaviate_backend_factory()
-    card = _collection(backend, S.CARD)
-    card.config.update(description=json.dumps({"commonplace": S.SCHEMA_VERSION + 1}))
+    ledger = _collection(backend, S.LEDGER)
+    ledger.config.update(description=json.dumps({"commonplace": S.SCHEMA_VERSION + 1}))
     try:
         with pytest.raises(SchemaVersionError, match="upgrade commonplace-weaviate"):
             WeaviateBackend(backend.url)
     finally:
-        card.config.update(description=S.description(S.CARD))
+        ledger.config.update(description=S.description(S.LEDGER))
 
 
 def test_a_hand_edited_schema_is_reported(
@@ -129,13 +130,17 @@ def test_properties_a_newer_version_declares_are_added_on_open(
 ) -> None:
     backend = weaviate_backend_factory()
     prefix = backend.settings.prefix
-    backend.client.collections.delete(prefix + S.RECALL.suffix)
-    older = S.create_kwargs(S.RECALL, prefix + S.RECALL.suffix, replication=1)
-    older["properties"] = [p for p in older["properties"] if p.name != "shown_ids"]
+    backend.client.collections.delete(prefix + S.LEDGER.suffix)
+    older = S.create_kwargs(S.LEDGER, prefix + S.LEDGER.suffix, replication=1)
+    older["properties"] = [p for p in older["properties"] if p.name != "writer"]
     backend.client.collections.create(**older)
-    with WeaviateBackend(backend.url):
-        names = {p.name for p in _collection(backend, S.RECALL).config.get().properties}
-    assert "shown_ids" in names
+    assert "writer" not in {p.name for p in _collection(backend, S.LEDGER).config.get().properties}
+    with WeaviateBackend(backend.url) as again:
+        names = {p.name for p in _collection(backend, S.LEDGER).config.get().properties}
+        entry = LedgerEntry("audit", "a1", Scope(user="ana"), T0)
+        assert again.ledger.put([entry], replace=False) == [True]
+        assert again.ledger.put([entry], replace=False) == [False]
+    assert "writer" in names
 
 
 def test_refused_objects_are_reported_one_by_one(backend: WeaviateBackend) -> None:
@@ -152,14 +157,93 @@ def test_a_scope_removed_by_another_client_is_recreated_on_write(backend: Weavia
     try:
         first = episode(Scope(user="ana"), "first")
         backend.write_turns([TurnWrite(first, note(first))], unit(1.0).reshape(1, -1))
-        other.delete_scope(Scope(user="ana"))  # backend still believes the tenant exists
+        # an erasing delete removes the tenants it empties; backend still believes they exist
+        other.delete(records=[note(first).id], episodes=[first.id], erase=True)
+        assert tenant_name(("ana", "", "")) not in set(_collection(backend, S.NOTE).tenants.get())
         second = episode(Scope(user="ana"), "second")
         assert backend.write_turns([TurnWrite(second, note(second))], unit(1.0).reshape(1, -1)) == [
             True
         ]
-        assert [
-            r.text
-            for r in backend.recent_records(Scope(user="ana"), kinds=(note(first).kind,), limit=5)
-        ] == [note(second).text]
+        newest = RecordQuery(scope=Scope(user="ana"), newest_first=True, limit=5)
+        assert [r.text for r in backend.iter_records(newest)] == [note(second).text]
     finally:
         other.close()
+
+
+def test_an_erasing_delete_removes_the_tenants_it_empties_and_only_those(
+    backend: WeaviateBackend,
+) -> None:
+    ana_t1, ana_t2 = Scope(user="ana", thread="t1"), Scope(user="ana", thread="t2")
+    a, b, c = episode(ana_t1, "one"), episode(ana_t1, "two"), episode(ana_t2, "three")
+    backend.write_turns(
+        [TurnWrite(e, note(e)) for e in (a, b, c)], unit(1.0).reshape(1, -1).repeat(3, axis=0)
+    )
+    t1, t2 = tenant_name(ana_t1.parts()), tenant_name(ana_t2.parts())
+    assert backend.delete(records=[note(a).id], episodes=[a.id]) == {
+        "records": [note(a).id],
+        "episodes": [a.id],
+    }
+    # without erase the tenants stay, even an emptied one
+    backend.delete(records=[note(c).id], episodes=[c.id])
+    assert {t1, t2} <= set(_collection(backend, S.NOTE).tenants.get())
+    backend.write_turns([TurnWrite(c, note(c))], unit(1.0).reshape(1, -1))
+    removed = backend.delete(records=[note(c).id, note(b).id], episodes=[c.id], erase=True)
+    assert sorted(removed["records"]) == sorted([note(b).id, note(c).id])
+    # t2 is empty now: its note and episode tenants (and registry entries) are gone; t1
+    # still holds an episode, so its episode tenant stays (its emptied note tenant goes)
+    assert t2 not in set(_collection(backend, S.NOTE).tenants.get())
+    assert t2 not in set(_collection(backend, S.EPISODE).tenants.get())
+    assert t1 not in set(_collection(backend, S.NOTE).tenants.get())
+    assert t1 in set(_collection(backend, S.EPISODE).tenants.get())
+    registry = {o.properties["tenant"] for o in _collection(backend, S.TENANT).iterator()}
+    assert t2 not in registry and t1 in registry
+    assert [e.id for e in backend.recent_episodes(Scope(user="ana"), limit=5)] == [b.id]
+    assert backend.count(Scope(user="ana"), Kind.NOTE) == 0
+
+
+def test_newest_first_reads_are_right_past_a_limit(backend: WeaviateBackend) -> None:
+    # Weaviate 1.35 answers a lone range filter on the sort property, sorted descending
+    # with a limit, with the lowest values; the reads must not send one
+    ana = Scope(user="ana")
+    eps = [episode(ana, f"turn {i}", at=T0) for i in range(12)]
+    backend.write_turns([TurnWrite(e) for e in eps], None)
+    ids = [e.id for e in eps]
+    assert [e.id for e in backend.recent_episodes(ana, limit=3, before=ids[9])] == [
+        ids[8],
+        ids[7],
+        ids[6],
+    ]
+    assert [e.id for e in backend.recent_episodes(None, limit=2, before=ids[11])] == [
+        ids[10],
+        ids[9],
+    ]
+
+
+def _race(instances: list[WeaviateBackend], entry: LedgerEntry) -> list[bool]:
+    """Every instance puts ``entry`` if absent at the same moment; who wrote it."""
+    start = threading.Barrier(len(instances))
+    won: list[bool] = []
+
+    def answer(b: WeaviateBackend) -> None:
+        start.wait()
+        won.extend(b.ledger.put([entry], replace=False))
+
+    threads = [threading.Thread(target=answer, args=(b,)) for b in instances]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return won
+
+
+def test_put_if_absent_has_one_winner_across_instances(backend: WeaviateBackend) -> None:
+    # what Store.mark_recall_feedback relies on: of clients answering one recall at once,
+    # one counts (separate instances, as separate processes: no shared lock)
+    others = [WeaviateBackend(backend.url) for _ in range(3)]
+    try:
+        for k in range(60):
+            entry = LedgerEntry("recall_feedback", f"rc_{k}", Scope(user="ana"), T0)
+            assert sorted(_race([backend, *others], entry)) == [False, False, False, True], k
+    finally:
+        for other in others:
+            other.close()

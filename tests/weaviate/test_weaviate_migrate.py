@@ -56,13 +56,17 @@ def _build(url: str, clock: ManualClock) -> None:
             memory.sleep(scope=user)
             memory.rewrite_profile(scope=user)
         # bookkeeping the lifecycle writes over months, written directly here
-        memory.backend.append_audit(
-            [AuditEntry(clock.now(), Scope(user="ana"), "demote", "tier.demote", "nt_x", "old")]
+        a, b = [r.id for r in memory.backend.iter_records(RecordQuery(scope=Scope(user="ana")))][:2]
+        memory.store.append_audit(
+            [AuditEntry(clock.now(), Scope(user="ana"), "demote", "tier.demote", a, "old")]
         )
-        memory.backend.add_conflict(
-            Conflict("cf_1", Scope(user="ana"), "Tom", "two Toms", ("nt_a",), clock.now())
+        memory.store.add_conflict(
+            Conflict("cf_1", Scope(user="ana"), "Tom", "two Toms", (a,), clock.now())
         )
-        memory.backend.reinforce_links([("nt_a", "nt_b", "entity")], delta=0.4, at=clock.now())
+        memory.backend.reinforce_links([(a, b, "entity")], delta=0.4, at=clock.now())
+        # a forgotten turn: its id stays (a ledger entry), so a replay is not stored again
+        said = memory.write("My old phone number is 555-0100.", scope="bob")
+        memory.forget(said.episode_id, scope="bob", include_evidence=True)
 
 
 @pytest.fixture
@@ -82,8 +86,10 @@ def test_migration_copies_everything_and_verifies_it(stores: tuple[str, str, Man
     assert report.counts["episodes"][0] == 2 * sum(map(len, CONVERSATION.values()))
     assert report.counts["notes (active)"][0] > 5
     assert report.counts["records equal"][0] == report.counts["records equal"][1]
-    assert report.counts["provenance edges"][0] > 0 and report.counts["uses"][0] > 0
-    assert report.counts["cards"][0] >= 2 and report.counts["audit entries"][0] > 0
+    assert report.counts["provenance edges"][0] > 0 and report.counts["ledger:use"][0] > 0
+    assert report.counts["ledger:card"][0] >= 2 and report.counts["ledger:audit"][0] > 0
+    assert report.counts["ledger:recall"][0] == len(QUERIES)
+    assert report.counts["ledger:forgotten"] == (1, 1) and report.counts["links"][0] >= 1
     assert report.vectors_checked > 0 and report.max_vector_error < 1e-6
     sqlite_backend = SQLiteBackend(source.removeprefix("sqlite:///"))
     try:
@@ -111,6 +117,13 @@ def test_migration_copies_everything_and_verifies_it(stores: tuple[str, str, Man
             assert [i.record.id for i in a.items] == [i.record.id for i in b.items]
             assert a.text == b.text
         assert old.profile(scope="ana") == new.profile(scope="ana")
+        assert old.store.audit_log(None, limit=100) == new.store.audit_log(None, limit=100)
+        assert old.store.conflicts(None, open_only=False) == new.store.conflicts(
+            None, open_only=False
+        )
+        # the forgotten turn stays forgotten in the copy
+        again = new.write("My old phone number is 555-0100.", scope="bob")
+        assert not again.created
 
 
 def test_running_it_again_finishes_or_confirms_the_copy(

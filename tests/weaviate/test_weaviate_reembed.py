@@ -23,7 +23,7 @@ from commonplace.embedders import embedding_text
 from commonplace.embedders._protocol import embed_checked
 from commonplace.embedders._reembed import own_evidence
 from commonplace.errors import EmbedderMismatchError
-from commonplace.stores import Backend, EmbedderPin, RecordQuery
+from commonplace.stores import EmbedderPin, RecordQuery, Store
 from commonplace_weaviate import WeaviateBackend
 
 pytestmark = pytest.mark.weaviate
@@ -42,8 +42,8 @@ def hobby_turn(i: int) -> str:
     return f"I enjoy {WORDS[i % 10]} and {WORDS[(i // 10) % 10]} on day {i}, plan {i}."
 
 
-def texts_of(backend: Backend, records: Sequence[Record]) -> list[str]:
-    return [embedding_text(r, evidence=own_evidence(backend, r)) for r in records]
+def texts_of(store: Store, records: Sequence[Record]) -> list[str]:
+    return [embedding_text(r, evidence=own_evidence(store, r)) for r in records]
 
 
 def assert_found_with(memory: Memory, model: HashingEmbedder, query: str, rid: str) -> None:
@@ -52,7 +52,7 @@ def assert_found_with(memory: Memory, model: HashingEmbedder, query: str, rid: s
     items = memory.recall(query, scope="user1", top_k=20).items
     hit = next((i for i in items if i.record.id == rid), None)
     assert hit is not None, f"{rid} not recalled for {query!r}"
-    want = float(model.embed([query])[0] @ model.embed(texts_of(memory.backend, [hit.record]))[0])
+    want = float(model.embed([query])[0] @ model.embed(texts_of(memory.store, [hit.record]))[0])
     assert hit.score.cosine == pytest.approx(want, abs=1e-4)
 
 
@@ -124,7 +124,7 @@ def test_a_weaviate_store_reembedded_through_a_sigkill_is_finished_by_the_next_r
         assert len(records) == total
         np.testing.assert_allclose(
             memory.backend.get_vectors([r.id for r in records]),
-            embed_checked(NEW, texts_of(memory.backend, records)),
+            embed_checked(NEW, texts_of(memory.store, records)),
             atol=1e-5,
         )
         assert_found_with(memory, NEW, "chess and tea on day 40", before.id)

@@ -43,7 +43,7 @@ def test_a_failure_before_the_commit_point_leaves_no_trace(
     with pytest.raises(StoreError, match="injected"):
         backend.write_turns(turns, vectors)
     # the notes written before the failure were removed again: nothing half-stored
-    assert backend.existing_episode_ids({e.id for e in eps}) == set()
+    assert backend.get_episodes([e.id for e in eps]) == []
     assert backend.count(ANA, Kind.NOTE) == 0
     assert backend.search(ANA, unit(1.0), text="turn", limit=10) == []
     monkeypatch.undo()
@@ -65,8 +65,7 @@ def test_sending_a_failed_call_again_applies_merges_once(
     monkeypatch.undo()
     assert backend.write_turns([merge], None) == [True]
     assert backend.write_turns([merge], None) == [False]
-    record = backend.get_record(rid)
-    assert record is not None
+    [record] = backend.get_records([rid])
     # the merge refreshed the note once (its "seen" event has a fixed id) and, being no
     # use, counted no access
     assert record.access_count == 0 and record.last_access == again.at
@@ -105,9 +104,9 @@ _TOUCHER = textwrap.dedent("""
     url, record_id, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     with WeaviateBackend(url) as backend:
         for i in range(n):
-            backend.touch([record_id], at=datetime(2026, 2, 1, tzinfo=timezone.utc))
-            backend.record_feedback(used=[record_id], ignored=[],
-                                    at=datetime(2026, 2, 1, tzinfo=timezone.utc))
+            at = datetime(2026, 2, 1, tzinfo=timezone.utc)
+            backend.update_records([record_id], at=at, counter="access")
+            backend.update_records([record_id], at=at, counter="used")
 """)
 
 
@@ -119,5 +118,5 @@ def test_writers_in_different_processes_lose_no_count(backend: WeaviateBackend) 
         subprocess.Popen([sys.executable, "-c", _TOUCHER, backend.url, rid, "25"]) for _ in range(3)
     ]
     assert [w.wait(timeout=300) for w in workers] == [0, 0, 0]
-    record = backend.get_record(rid)
-    assert record is not None and (record.access_count, record.used_count) == (75, 75)
+    [record] = backend.get_records([rid])
+    assert (record.access_count, record.used_count) == (75, 75)

@@ -296,7 +296,7 @@ class CommonplaceStore(BaseStore):
             results[i] = self._list_namespaces(listing, run)
         self._forget_items(run.expired.values())
         if run.used:
-            self.memory.backend.touch(list(dict.fromkeys(run.used)), at=now)
+            self.memory.store.touch(list(dict.fromkeys(run.used)), at=now)
         for op in plan.puts.values():
             self._put(op, now)
         return results
@@ -429,7 +429,7 @@ class CommonplaceStore(BaseStore):
         for found in self._views(query):
             if found.namespace == namespace and found.key == key:
                 return found
-        record = self.memory.backend.get_record(key)
+        record = self.memory.store.get_record(key)
         if record is not None and record.superseded_by is None:
             own = view(record, prefix=self.namespace_prefix)
             if own is not None and not own.stored and own.namespace == namespace:

@@ -2,19 +2,22 @@
 
 Layout (see ``_schema``): a multi-tenant collection per record kind with one
 tenant per exact scope, so every query reads only the shards of the scopes it
-names; small single-tenant collections for the bookkeeping. Vectors come from
-commonplace's embedder (no server-side vectorizer); candidates come from
-near-vector and BM25 queries with every filter evaluated by the server, and the
-core reranks them.
+names; small single-tenant collections for the bookkeeping, the ledger among them.
+Vectors come from commonplace's embedder (no server-side vectorizer); candidates
+come from near-vector and BM25 queries with every filter evaluated by the server,
+and the core scores and reranks them. Policy (which summaries a supersession
+invalidates, how audit entries or cards are kept, what a forgotten scope takes
+along) is the core's (``commonplace.stores.Store``); this backend stores and finds.
 
 Weaviate has no transactions and no atomic increments, so:
 
 * every write uses deterministic object ids (UUIDv5 of the commonplace id), so a
   call that failed half-way can simply be sent again and lands on the same objects;
-* ``write_turns`` writes notes, then merges and supersessions, then episodes, and
-  last the episodes' locators, which are what makes an episode count as stored:
-  a turn whose call failed is stored again by a retry, never twice, and on a
-  failure before that last step the notes it wrote are removed again (best effort);
+* ``write_turns`` writes notes, then merges, supersessions and invalidations, then
+  episodes, and last the episodes' locators, which are what makes an episode count
+  as stored: a turn whose call failed is stored again by a retry, never twice, and
+  on a failure before that last step the notes it wrote are removed again (best
+  effort);
 * counters (accesses, uses, ignores) are insert-only event objects folded at read
   time by a server-side aggregate, so concurrent writers in any number of
   processes never lose a count; provenance is insert-only edge objects for the
@@ -29,13 +32,18 @@ before it in this list:
 * ``_connection``: the client, retried calls, collection handles, the schema check;
 * ``_tenants``: a tenant per scope, a locator per id, batch inserts into tenants;
 * ``_pin``: the embedder pin and the checks vectors must pass against it;
-* ``_reads``: records and episodes by id and by scope, counted, counters folded in;
+* ``_reads``: records and episodes by id and by scope (and by source), counted,
+  counters folded in;
 * ``_search``: candidates by vector and by keyword, the nearest note;
 * ``_reembed``: moving the store to another embedder in place;
-* ``_forget``: deleting records, episodes and scopes with every trace of them;
-* ``_ledger``: the audit log, recall logs, conflicts and cards;
+* ``_forget``: deleting records and episodes with every trace of them;
+* ``_ledger``: the ledger, keyed entries in one collection (``WeaviateBackend.ledger``);
+* ``_upgrade``: moving a store of schema version 1 to this one, on open;
 * this module: the write path described above, counters, updates and links, and
   ``WeaviateBackend``, which puts the parts together.
+
+Besides the sixteen members of ``Backend`` it has the optional capabilities
+``NearestNotes`` (``nearest``), ``LinkGraph`` (links) and ``Reembedding``.
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ import threading
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import replace
+from dataclasses import replace as replace_fields
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -56,12 +64,12 @@ import numpy as np
 from commonplace import Episode, Kind, Record, Status, Tags, Tier
 from commonplace.embedders import Vectors
 from commonplace.errors import InvalidInputError
-from commonplace.stores import Link, TurnWrite
+from commonplace.stores import COUNTERS, Link, TurnWrite
 
 from . import _schema as S
 from ._connection import MAX_RESULTS, MIN_SERVER_VERSION, _connect, chunks, drop_store, wipe_store
 from ._forget import Forgetting
-from ._ledger import Ledger
+from ._ledger import WeaviateLedger
 from ._mapping import (
     as_utc,
     episode_properties,
@@ -74,6 +82,7 @@ from ._mapping import (
 from ._reembed import Reembedding
 from ._search import Search
 from ._tenants import Target
+from ._upgrade import upgrade_v1
 from ._url import parse_url
 
 # MIN_SERVER_VERSION, _connect, drop_store and wipe_store are imported from here by
@@ -81,25 +90,38 @@ from ._url import parse_url
 __all__ = ["MIN_SERVER_VERSION", "WeaviateBackend", "_connect", "drop_store", "wipe_store"]
 
 
-class WeaviateBackend(Search, Reembedding, Forgetting, Ledger):
+class WeaviateBackend(Search, Reembedding, Forgetting):
     """A commonplace store in a Weaviate server (``weaviate://host:port?options``).
 
     Options go in the URL's query (see :mod:`commonplace_weaviate._url`); the API
     key in the URL's password (``weaviate://:KEY@host``), ``api_key=`` or
     ``$WEAVIATE_API_KEY``. Opening checks that the server answers, is recent
     enough, and holds this store's collections with the expected schema
-    (creating them on first use). ``close()`` releases the connection.
+    (creating them on first use, and upgrading a store of schema version 1, see
+    ``_upgrade``). ``close()`` releases the connection.
     """
 
     def __init__(self, url: str, *, api_key: str | None = None, prefix: str | None = None) -> None:
         settings = parse_url(url, environ=os.environ)
         if api_key is not None:
-            settings = replace(settings, api_key=api_key)
+            settings = replace_fields(settings, api_key=api_key)
         if prefix is not None:
-            settings = replace(settings, prefix=prefix)
+            settings = replace_fields(settings, prefix=prefix)
             settings.__post_init__()  # validate the new prefix
         super().__init__(settings)  # connects, and checks the schema (see Connection)
         self._links_lock = threading.Lock()
+        self._ledger = WeaviateLedger(self)
+        if self._legacy:
+            try:
+                upgrade_v1(self, self._ledger)
+            except BaseException:
+                self.close()
+                raise
+
+    @property
+    def ledger(self) -> WeaviateLedger:
+        """The store's ledger (one collection beside the records)."""
+        return self._ledger
 
     def __enter__(self) -> WeaviateBackend:
         return self
@@ -116,7 +138,7 @@ class WeaviateBackend(Search, Reembedding, Forgetting, Ledger):
         turns = list(turns)
         with_notes = sum(1 for t in turns if t.note is not None)
         matrix = self._checked_vectors(vectors, with_notes, "write_turns")
-        existing = self.existing_episode_ids({t.episode.id for t in turns})
+        existing = self._stored_episodes({t.episode.id for t in turns})
         fresh: list[bool] = []
         seen: set[str] = set()
         for turn in turns:
@@ -148,58 +170,52 @@ class WeaviateBackend(Search, Reembedding, Forgetting, Ledger):
                 if turn.superseded_at is not None and turn.note is not None:
                     newer, when = turn.superseded_at
                     self._supersede([turn.note.id], newer, when)
+                if turn.invalidates:
+                    self._invalidate(turn.invalidates, turn.episode.at)
             self._put_episodes([t.episode for t in new_turns])
         except BaseException:
             # Undo only the notes whose episode did not get committed: a failure after the
             # commit point (a lost acknowledgement) must not remove what is now stored. When
             # that cannot be checked, nothing is undone; sending the call again finishes it.
             with contextlib.suppress(Exception):
-                committed = self.existing_episode_ids({t.episode.id for t in new_turns})
+                committed = self._stored_episodes({t.episode.id for t in new_turns})
                 source = {t.note.id: t.episode.id for t in new_turns if t.note is not None}
                 self._undo_records([r for r, _ in notes if source.get(r.id) not in committed])
             raise
         return fresh
 
-    def add_records(self, records: Sequence[Record], vectors: Vectors) -> None:
-        records = list(records)
-        matrix = self._checked_vectors(vectors, len(records), "add_records")
-        if not records:
-            return
-        assert matrix is not None
-        ids = [r.id for r in records]
-        duplicates = {i for i in ids if ids.count(i) > 1}
-        taken = set(self._locate(ids, fresh=True)) | duplicates
-        if taken:
-            raise InvalidInputError(
-                f"record id(s) {sorted(taken)[:5]} already exist (or repeat in this call); "
-                "derived records need new ids"
-            )
-        for record in records:
-            if record.kind not in S.RECORD_SPECS:
-                raise InvalidInputError(
-                    f"add_records takes notes, summaries and procedures, not {record.kind.value}"
-                )
-        self._ensure_tenants((S.RECORD_SPECS[r.kind], r.scope.parts()) for r in records)
-        self._put_records(list(zip(records, matrix)), "records")
-
-    def replace_records(self, records: Sequence[Record], vectors: Vectors) -> None:
-        """Insert records, replacing any with the same id and its provenance.
+    def put_records(
+        self, records: Sequence[Record], vectors: Vectors, *, replace: bool = False
+    ) -> None:
+        """Insert derived records; with ``replace``, replace any with the same id and its
+        provenance.
 
         Counters are event objects here, so a replacement's counts are stored as the
         difference to the events already logged: reading it back gives its own counts.
         """
         records = list(records)
-        matrix = self._checked_vectors(vectors, len(records), "replace_records")
+        matrix = self._checked_vectors(vectors, len(records), "put_records")
         if not records:
             return
         assert matrix is not None
         for record in records:
             if record.kind not in S.RECORD_SPECS:
                 raise InvalidInputError(
-                    "replace_records takes notes, summaries and procedures, "
-                    f"not {record.kind.value}"
+                    f"put_records takes notes, summaries and procedures, not {record.kind.value}"
                 )
         ids = [r.id for r in records]
+        if not replace:
+            duplicates = {i for i in ids if ids.count(i) > 1}
+            taken = set(self._locate(ids, fresh=True)) | duplicates
+            if taken:
+                raise InvalidInputError(
+                    f"record id(s) {sorted(taken)[:5]} already exist (or repeat in this call); "
+                    "derived records need new ids (put_records(..., replace=True) replaces "
+                    "existing ones)"
+                )
+            self._ensure_tenants((S.RECORD_SPECS[r.kind], r.scope.parts()) for r in records)
+            self._put_records(list(zip(records, matrix)), "records")
+            return
         old = self._locate(ids, fresh=True)
         wanted = {r.id: (r.kind, tenant_name(r.scope.parts())) for r in records}
         moved = {rid: loc for rid, loc in old.items() if loc != wanted[rid]}
@@ -217,7 +233,7 @@ class WeaviateBackend(Search, Reembedding, Forgetting, Ledger):
                 )
         logged = self._counts([rid for rid in old if rid not in moved])
         adjusted = [
-            replace(
+            replace_fields(
                 r,
                 access_count=max(0, r.access_count - logged[r.id].access),
                 used_count=max(0, r.used_count - logged[r.id].used),
@@ -362,20 +378,22 @@ class WeaviateBackend(Search, Reembedding, Forgetting, Ledger):
                 )
             )
         self._parallel(jobs)
-        # a summary built on a superseded fact no longer holds
-        derived = self._fetch_rows(self.derived_from(old_ids))
+
+    def _invalidate(self, record_ids: Sequence[str], at: datetime) -> None:
+        """Set these records invalid as of ``at`` (the summaries the core found stale)."""
+        when = as_utc(at)
         self._parallel(
             [
                 partial(
                     self._patch,
-                    spec,
+                    S.RECORD_SPECS[kind],
                     tenant,
-                    object_uuid("record", str(props["record_id"])),
+                    object_uuid("record", rid),
                     {"status": Status.INVALID.value, "status_since": when},
-                    "invalidate a summary",
+                    "invalidate a record",
                 )
-                for spec, tenant, props in derived
-                if props["kind"] == Kind.SUMMARY.value and props["status"] == Status.ACTIVE.value
+                for rid, (kind, tenant) in self._locate(record_ids).items()
+                if kind in S.RECORD_SPECS
             ]
         )
 
@@ -394,24 +412,12 @@ class WeaviateBackend(Search, Reembedding, Forgetting, Ledger):
                     "record_id": rid,
                     "field": field,
                     "at": as_utc(at),
+                    "ledger": True,  # the core logs the use in the ledger (see _upgrade)
                 },
             )
             for i, (rid, field, at) in enumerate(events)
         ]
         self._insert(S.COUNTER, None, objects, "counter events", [f"{f}:{r}" for r, f, _ in events])
-
-    def touch(self, record_ids: Collection[str], *, at: datetime) -> None:
-        known = self._locate(record_ids)
-        self._put_events([(rid, "access", at) for rid in record_ids if rid in known])
-
-    def record_feedback(
-        self, *, used: Collection[str], ignored: Collection[str], at: datetime
-    ) -> None:
-        known = self._locate([*used, *ignored])
-        self._put_events(
-            [(rid, "used", at) for rid in used if rid in known]
-            + [(rid, "ignored", at) for rid in ignored if rid in known]
-        )
 
     def update_records(
         self,
@@ -423,8 +429,11 @@ class WeaviateBackend(Search, Reembedding, Forgetting, Ledger):
         pinned: bool | None = None,
         valid_to: datetime | None = None,
         superseded_by: str | None = None,
-        tags: Any = None,
+        tags: Tags | None = None,
+        counter: str | None = None,
     ) -> None:
+        if counter is not None and counter not in COUNTERS:
+            raise InvalidInputError(f"counter must be one of {list(COUNTERS)}, not {counter!r}")
         when = as_utc(at)
         props: dict[str, Any] = {}
         if tier is not None:
@@ -439,9 +448,17 @@ class WeaviateBackend(Search, Reembedding, Forgetting, Ledger):
             props["superseded_by"] = superseded_by
         if isinstance(tags, Tags):
             props.update(tag_properties(tags))
-        if not props or not record_ids:
+        if (not props and counter is None) or not record_ids:
             return
-        located = self._locate(record_ids)
+        located = {
+            rid: loc for rid, loc in self._locate(record_ids).items() if loc[0] in S.RECORD_SPECS
+        }
+        if counter is not None:
+            # an insert-only event per count (one per record, as an UPDATE ... IN counts):
+            # concurrent writers never lose one
+            self._put_events([(rid, counter, at) for rid in located])
+        if not props:
+            return
         self._parallel(
             [
                 partial(
@@ -453,7 +470,6 @@ class WeaviateBackend(Search, Reembedding, Forgetting, Ledger):
                     "update a record",
                 )
                 for rid, (kind, tenant) in located.items()
-                if kind in S.RECORD_SPECS
             ]
         )
 
@@ -559,7 +575,7 @@ class WeaviateBackend(Search, Reembedding, Forgetting, Ledger):
 
     def drop(self) -> None:
         """Delete this store's collections and everything in them (tests, re-imports)."""
-        names = [self._settings.prefix + spec.suffix for spec in S.SPECS]
+        names = S.names([*S.SPECS, *S.LEGACY_SPECS], self._settings.prefix)
         self._call(lambda: self._client.collections.delete(names), "delete the collections")
         self._known.clear()
         self._locations.clear()

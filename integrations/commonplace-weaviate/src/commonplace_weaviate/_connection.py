@@ -55,7 +55,8 @@ class Connection:
         self._closed = False
         self._state_lock = threading.RLock()
         self._collections: dict[str, WCollection[Any, Any]] = {}
-        self._seq = Sequencer()  # orders records, episodes and audit entries (no auto-increment)
+        self._seq = Sequencer()  # orders records and episodes (no auto-increment)
+        self._legacy = False  # a collection of schema version 1 is there (see _upgrade)
         self._client = _connect(settings)
         try:
             self._pool = ThreadPoolExecutor(
@@ -123,6 +124,10 @@ class Connection:
         existing = self._call(
             lambda: self._client.collections.list_all(simple=False), "read the schema"
         )
+        for spec in S.LEGACY_SPECS:
+            found = existing.get(self._settings.prefix + spec.suffix)
+            if found is not None and S.read_description(found.description) is not None:
+                self._legacy = True
         for spec in S.SPECS:
             name = self._settings.prefix + spec.suffix
             config = existing.get(name)
@@ -156,6 +161,8 @@ class Connection:
                 f"than this commonplace-weaviate understands ({S.SCHEMA_VERSION}); upgrade "
                 "commonplace-weaviate to open it"
             )
+        if marker[S.MARKER] < S.SCHEMA_VERSION:
+            self._legacy = True  # upgraded once the backend is up (see _upgrade)
         for prop in S.missing_props(spec, config):
             self._call(
                 partial(
@@ -212,13 +219,6 @@ class Connection:
                 return False
             raise
         return True
-
-    def _total(self, spec: S.Spec) -> int:
-        """How many objects a single-tenant collection holds."""
-        result: Any = self._call(
-            partial(self._col(spec).aggregate.over_all, total_count=True), "count objects"
-        )
-        return int(result.total_count or 0)
 
 
 def _connect(settings: Settings) -> WeaviateClient:
@@ -306,7 +306,7 @@ def drop_store(url: str, prefix: str) -> None:
     settings = replace(parse_url(url, environ=os.environ), prefix=prefix)
     client = _connect(settings)
     try:
-        client.collections.delete([prefix + spec.suffix for spec in S.SPECS])
+        client.collections.delete(S.names([*S.SPECS, *S.LEGACY_SPECS], prefix))
     finally:
         client.close()
 

@@ -3,16 +3,16 @@
 A record is stored as an unchanging ``state`` plus the properties that change (see
 ``_mapping``); reading it folds in what is stored beside it (``_hydrate``): its
 counter events, which the server aggregates, and, for a record a merge grew, the
-provenance edges it gained. Provenance is read the other way as well
-(``derived_from``), for supersessions and deletes.
+provenance edges it gained. Provenance is read the other way as well (``_derived``),
+for ``RecordQuery.sources``: what was derived from some ids.
 """
 
 from __future__ import annotations
 
 import heapq
+import uuid
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -37,47 +37,69 @@ from ._mapping import (
     scope_of,
 )
 from ._pin import PinnedVectors
-from ._tenants import FORGOTTEN, TENANT_MISSING, Target, Tenants
+from ._tenants import TENANT_MISSING, Target, Tenants
 
 if TYPE_CHECKING:
     from weaviate.collections.classes.filters import _Filters
+
+_NIL = uuid.UUID(int=0)  # no object has this id
 
 
 class RecordReads(PinnedVectors, Tenants):
     """Records and episodes read back, with their counters and provenance folded in."""
 
-    def existing_episode_ids(self, ids: Collection[str]) -> set[str]:
+    def _stored_episodes(self, ids: Collection[str]) -> set[str]:
+        """Which of these episodes are stored (their locator, the commit point, exists)."""
         found = self._locate(ids, fresh=True)
         return {oid for oid, (kind, _) in found.items() if kind is Kind.EPISODE}
 
-    def get_episode(self, episode_id: str) -> Episode | None:
-        location = self._locate([episode_id]).get(episode_id)
-        if location is None or location[0] is not Kind.EPISODE or location[1] == FORGOTTEN:
-            return None
-        try:
-            obj = self._call(
-                lambda: self._tcol(S.EPISODE, location[1]).query.fetch_object_by_id(
-                    object_uuid("episode", episode_id)
-                ),
-                "read an episode",
-            )
-        except StoreError as exc:
-            if TENANT_MISSING.search(str(exc)):
-                return None
-            raise
-        return None if obj is None else episode_from(obj.properties)
+    def get_episodes(self, episode_ids: Collection[str]) -> list[Episode]:
+        from weaviate.classes.query import Filter
 
-    def get_episodes(
-        self, scope: Scope, *, limit: int, before_seq: int | None = None
+        groups: dict[str, list[str]] = defaultdict(list)
+        for eid, (kind, tenant) in self._locate(episode_ids).items():
+            if kind is Kind.EPISODE:
+                groups[tenant].append(eid)
+
+        def fetch(spec: S.Spec, tenant: str) -> list[Episode]:
+            out: list[Episode] = []
+            for chunk in chunks(groups[tenant]):
+                found = self._call(
+                    partial(
+                        self._tcol(spec, tenant).query.fetch_objects,
+                        filters=Filter.by_id().contains_any(
+                            [object_uuid("episode", eid) for eid in chunk]
+                        ),
+                        limit=len(chunk),
+                    ),
+                    "read episodes",
+                )
+                out.extend(episode_from(o.properties) for o in found.objects)
+            return out
+
+        return self._fan_out([(S.EPISODE, tenant) for tenant in groups], fetch)
+
+    def recent_episodes(
+        self, scope: Scope | None, *, limit: int, before: str | None = None
     ) -> list[Episode]:
         from weaviate.classes.query import Filter, Sort
 
-        where = None if before_seq is None else Filter.by_property("seq").less_than(before_seq)
+        if limit <= 0:
+            return []
+        where = None
+        if before is not None:
+            start = self._episode_seq(before)
+            if start is None:
+                return []
+            # (Weaviate 1.35 sorts a lone range filter on the sort property wrongly when
+            # descending with a limit: it returns the lowest; a second clause avoids that)
+            where = Filter.by_property("seq").less_than(start) & Filter.by_id().not_equal(_NIL)
+        size = min(limit, MAX_RESULTS)
 
         def newest(spec: S.Spec, tenant: str) -> list[Mapping[str, Any]]:
             found = self._call(
                 lambda: self._tcol(spec, tenant).query.fetch_objects(
-                    filters=where, sort=Sort.by_property("seq", ascending=False), limit=limit
+                    filters=where, sort=Sort.by_property("seq", ascending=False), limit=size
                 ),
                 "read episodes",
             )
@@ -85,13 +107,26 @@ class RecordReads(PinnedVectors, Tenants):
 
         rows = self._fan_out(self._targets(scope, [S.EPISODE]), newest)
         rows.sort(key=lambda p: -int(p["seq"]))
-        return [episode_from(p) for p in rows[:limit] if scope.contains(scope_of(p))]
+        visible = [p for p in rows if scope is None or scope.contains(scope_of(p))]
+        return [episode_from(p) for p in visible[:limit]]
 
-    def get_record(self, record_id: str, *, any_status: bool = False) -> Record | None:
-        found = self.get_records([record_id])
-        if not found or (not any_status and found[0].status is not Status.ACTIVE):
+    def _episode_seq(self, episode_id: str) -> int | None:
+        """Where a stored episode is in the order of storing (None if it is not stored)."""
+        location = self._locate([episode_id]).get(episode_id)
+        if location is None or location[0] is not Kind.EPISODE:
             return None
-        return found[0]
+        try:
+            obj = self._call(
+                lambda: self._tcol(S.EPISODE, location[1]).query.fetch_object_by_id(
+                    object_uuid("episode", episode_id), return_properties=["seq"]
+                ),
+                "read an episode",
+            )
+        except StoreError as exc:
+            if TENANT_MISSING.search(str(exc)):
+                return None
+            raise
+        return None if obj is None else int(obj.properties["seq"])
 
     def get_records(self, record_ids: Collection[str]) -> list[Record]:
         rows = self._fetch_rows(record_ids)
@@ -132,32 +167,66 @@ class RecordReads(PinnedVectors, Tenants):
         return self._fan_out(list(groups), fetch)
 
     def iter_records(self, query: RecordQuery, *, batch: int = 1000) -> Iterator[Record]:
+        from weaviate.classes.query import Filter
+
+        if query.limit is not None and query.limit <= 0:
+            return
         specs = [S.RECORD_SPECS[k] for k in query.kinds if k in S.RECORD_SPECS]
-        targets = self._targets(query.scope, specs)
         where = _record_filter(query)
-        size = max(1, min(batch, MAX_RESULTS))
-        streams = [self._stream(spec, tenant, where, size) for spec, tenant in targets]
-        for _, record in heapq.merge(*streams, key=lambda pair: pair[0]):
+        size = max(1, min(batch, MAX_RESULTS, query.limit or MAX_RESULTS))
+        newest = query.newest_first
+        streams: list[Iterator[tuple[int, Record]]]
+        if query.sources is None:
+            targets = self._targets(query.scope, specs)
+            streams = [self._stream(spec, tenant, where, size, newest) for spec, tenant in targets]
+        else:
+            # only the tenants that hold a record derived from them: found by their locators
+            groups: dict[Target, list[str]] = defaultdict(list)
+            wanted = set(specs)
+            for rid, (kind, tenant) in self._locate(self._derived(query.sources)).items():
+                if kind in S.RECORD_SPECS and S.RECORD_SPECS[kind] in wanted:
+                    groups[(S.RECORD_SPECS[kind], tenant)].append(rid)
+            streams = [
+                self._stream(
+                    spec,
+                    tenant,
+                    where & Filter.by_id().contains_any([object_uuid("record", r) for r in chunk]),
+                    size,
+                    newest,
+                )
+                for (spec, tenant), ids in groups.items()
+                for chunk in chunks(sorted(ids))
+            ]
+        left = query.limit
+        merged = heapq.merge(*streams, key=lambda pair: -pair[0] if newest else pair[0])
+        for _, record in merged:
             yield record
+            if left is not None:
+                left -= 1
+                if left <= 0:
+                    return
 
     def _stream(
-        self, spec: S.Spec, tenant: str, where: _Filters | None, size: int
+        self, spec: S.Spec, tenant: str, where: _Filters, size: int, newest: bool
     ) -> Iterator[tuple[int, Record]]:
-        """One tenant's matching records, oldest first, fetched ``size`` at a time."""
+        """One tenant's matching records, oldest (or newest) first, ``size`` at a time."""
         from weaviate.classes.query import Filter, Sort
 
-        last = -1
+        last: int | None = None
         while True:
-            page_filter = Filter.by_property("seq").greater_than(last)
-            if where is not None:
-                page_filter = page_filter & where
+            page_filter = where
+            if last is not None:
+                bound = Filter.by_property("seq")
+                page_filter = where & (
+                    bound.less_than(last) if newest else bound.greater_than(last)
+                )
             try:
                 found = self._call(
                     partial(
                         self._tcol(spec, tenant).query.fetch_objects,
                         filters=page_filter,
                         limit=size,
-                        sort=Sort.by_property("seq"),
+                        sort=Sort.by_property("seq", ascending=not newest),
                         return_properties=S.RECORD_RETURN,
                     ),
                     "list records",
@@ -292,49 +361,40 @@ class RecordReads(PinnedVectors, Tenants):
                 out[str(obj.properties["record_id"])].append(str(obj.properties["source_id"]))
         return out
 
-    def uses_since(self, record_ids: Collection[str], since: datetime) -> dict[str, int]:
-        from weaviate.classes.aggregate import GroupByAggregate
-        from weaviate.classes.query import Filter
-
-        out: dict[str, int] = {}
-        for chunk in chunks(list(record_ids)):
-            keys = [f"used:{rid}" for rid in chunk]
-            where = Filter.by_property("key").contains_any(keys) & Filter.by_property(
-                "at"
-            ).greater_or_equal(as_utc(since))
-            result: Any = self._call(
-                partial(
-                    self._col(S.COUNTER).aggregate.over_all,
-                    filters=where,
-                    group_by=GroupByAggregate(prop="key", limit=len(keys)),
-                    total_count=True,
-                ),
-                "count uses",
-            )
-            for group in result.groups:
-                if group.total_count:
-                    out[str(group.grouped_by.value).split(":", 1)[1]] = int(group.total_count)
-        return out
-
-    def derived_from(self, source_ids: Collection[str]) -> list[str]:
-        from weaviate.classes.query import Filter
-
+    def _derived(self, source_ids: Collection[str]) -> list[str]:
+        """Ids of every record whose provenance names one of ``source_ids`` (its edges)."""
         out: dict[str, None] = {}
-        for chunk in chunks(list(source_ids)):
-            found = self._call(
-                partial(
-                    self._col(S.SOURCE).query.fetch_objects,
-                    filters=Filter.by_property("source_id").contains_any(chunk),
-                    limit=MAX_RESULTS,
-                ),
-                "read provenance",
-            ).objects
-            for obj in found:
-                out[str(obj.properties["record_id"])] = None
+        for chunk in chunks(list(dict.fromkeys(source_ids))):
+            for rid in self._edges_from(chunk):
+                out[rid] = None
         return list(out)
 
+    def _edges_from(self, sources: Sequence[str]) -> list[str]:
+        """The records naming these sources; a list with too many edges for one query is
+        split until each part fits."""
+        from weaviate.classes.query import Filter
 
-def _record_filter(query: RecordQuery) -> _Filters | None:
+        found = self._call(
+            partial(
+                self._col(S.SOURCE).query.fetch_objects,
+                filters=Filter.by_property("source_id").contains_any(list(sources)),
+                limit=MAX_RESULTS,
+                return_properties=["record_id"],
+            ),
+            "read provenance",
+        ).objects
+        if len(found) < MAX_RESULTS:
+            return [str(obj.properties["record_id"]) for obj in found]
+        if len(sources) == 1:
+            raise StoreError(
+                f"over {MAX_RESULTS} records name {sources[0]!r} in their provenance; "
+                "raise the server's QUERY_MAXIMUM_RESULTS to read them"
+            )
+        half = len(sources) // 2
+        return self._edges_from(sources[:half]) + self._edges_from(sources[half:])
+
+
+def _record_filter(query: RecordQuery) -> _Filters:
     from weaviate.classes.query import Filter
 
     clauses = [

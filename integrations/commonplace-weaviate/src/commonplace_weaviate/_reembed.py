@@ -20,7 +20,7 @@ import numpy as np
 
 from commonplace import Record
 from commonplace.embedders import Vectors
-from commonplace.errors import InvalidInputError, StoreError
+from commonplace.errors import StoreError
 from commonplace.stores import EmbedderPin, ReembedState
 
 from . import _schema as S
@@ -137,15 +137,9 @@ class Reembedding(RecordReads):
     def reembed_stage(
         self, target: EmbedderPin, record_ids: Sequence[str], vectors: Vectors
     ) -> None:
+        # the shape and values were checked by the core (Store.reembed_stage)
         ids = list(record_ids)
         matrix = np.asarray(vectors, np.float32)
-        if matrix.shape != (len(ids), target.dim):
-            raise InvalidInputError(
-                f"reembed_stage got vectors of shape {matrix.shape} for {len(ids)} ids; it "
-                f"needs one row of {target.dim} (the target's dimension) per id"
-            )
-        if not np.all(np.isfinite(matrix)):
-            raise InvalidInputError("reembed_stage got NaN or infinite vector values")
         _, current, vector = self._reembed_body()
         if current != target:
             doing = "none is" if current is None else f"the one in progress is to {current.name!r}"

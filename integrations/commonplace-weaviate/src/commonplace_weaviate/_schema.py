@@ -5,11 +5,15 @@ Memory content lives in multi-tenant collections (``Episode``, ``Note``,
 ever read the shards of the scopes it names. The rest is small, keyed
 bookkeeping in single-tenant collections: where each id lives (``Locator``),
 which tenants exist for which scope (``Tenant``), counter events (``Counter``),
-provenance edges (``Source``), links, the audit log, recall logs, conflicts and
-cards. Every collection is created with every property declared, so the server
-never has to guess a type (auto-schema is never relied on), and carries a
-marker in its description; the embedder pin is kept in the ``Note``
-collection's description.
+provenance edges (``Source``), links, and the ledger (``Ledger``: the core's
+audit log, recall logs, conflicts, cards, use log and forgotten turns, as keyed
+entries). Every collection is created with every property declared, so the
+server never has to guess a type (auto-schema is never relied on), and carries a
+marker with the schema version in its description; the embedder pin is kept in
+the ``Note`` collection's description.
+
+Schema version 2 replaced version 1's ``Audit``, ``Recall``, ``Conflict`` and
+``Card`` collections by the ledger; ``_upgrade`` moves a version 1 store on open.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 
 from commonplace import Kind
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MARKER = "commonplace"
 
 TEXT, TEXTS, INT, NUMBER, DATE, BOOL = "text", "text[]", "int", "number", "date", "boolean"
@@ -128,6 +132,9 @@ COUNTER = Spec(
         Prop("record_id", TEXT),
         Prop("field", TEXT),
         Prop("at", DATE),
+        # set by schema 2 and later, whose uses the core logs in the ledger (the upgrade
+        # from schema 1 copies the "used" events that lack it into the ledger)
+        Prop("ledger", BOOL),
     ),
 )
 SOURCE = Spec("Source", (Prop("record_id", TEXT), Prop("source_id", TEXT)))
@@ -141,50 +148,17 @@ LINK = Spec(
         Prop("updated_at", DATE, filterable=False),
     ),
 )
-AUDIT = Spec(
-    "Audit",
+LEDGER = Spec(
+    "Ledger",
     (
-        Prop("at", DATE),
-        *_scope_props(),
-        Prop("action", TEXT),
-        Prop("rule", TEXT),
-        Prop("record_id", TEXT),
-        Prop("detail", TEXT, filterable=False),
-        Prop("seq", INT),
-    ),
-)
-RECALL = Spec(
-    "Recall",
-    (
-        Prop("recall_id", TEXT),
-        *_scope_props(),
-        Prop("at", DATE),
-        Prop("item_ids", TEXTS, filterable=False),
-        Prop("feedback_at", DATE),
-        Prop("shown_ids", TEXTS, filterable=False),
-    ),
-)
-CONFLICT = Spec(
-    "Conflict",
-    (
-        Prop("conflict_id", TEXT),
-        *_scope_props(),
-        Prop("entity", TEXT),
-        Prop("reason", TEXT, filterable=False),
-        Prop("record_ids", TEXTS, filterable=False),
-        Prop("created_at", DATE),
-        Prop("resolved_at", DATE),
-        Prop("resolution", TEXT),
-    ),
-)
-CARD = Spec(
-    "Card",
-    (
-        *_scope_props(),
         Prop("kind", TEXT),
-        Prop("text", TEXT, filterable=False),
-        Prop("data", TEXT, filterable=False),
-        Prop("updated_at", DATE, filterable=False),
+        Prop("key", TEXT),
+        *_scope_props(),
+        Prop("at", DATE),
+        Prop("data", TEXT, filterable=False),  # a JSON object
+        Prop("refs", TEXTS),
+        Prop("seq", INT),  # the order of first writing (a replaced entry keeps its seq)
+        Prop("writer", TEXT, filterable=False),  # which put wrote it (see Ledger.put)
     ),
 )
 
@@ -198,11 +172,59 @@ SPECS: tuple[Spec, ...] = (
     COUNTER,
     SOURCE,
     LINK,
-    AUDIT,
-    RECALL,
-    CONFLICT,
-    CARD,
+    LEDGER,
 )
+# -- schema version 1's bookkeeping, which the ledger replaced (read by ``_upgrade`` only) --
+LEGACY_AUDIT = Spec(
+    "Audit",
+    (
+        Prop("at", DATE),
+        *_scope_props(),
+        Prop("action", TEXT),
+        Prop("rule", TEXT),
+        Prop("record_id", TEXT),
+        Prop("detail", TEXT, filterable=False),
+        Prop("seq", INT),
+    ),
+)
+LEGACY_RECALL = Spec(
+    "Recall",
+    (
+        Prop("recall_id", TEXT),
+        *_scope_props(),
+        Prop("at", DATE),
+        Prop("item_ids", TEXTS, filterable=False),
+        Prop("feedback_at", DATE),
+        Prop("shown_ids", TEXTS, filterable=False),
+    ),
+)
+LEGACY_CONFLICT = Spec(
+    "Conflict",
+    (
+        Prop("conflict_id", TEXT),
+        *_scope_props(),
+        Prop("entity", TEXT),
+        Prop("reason", TEXT, filterable=False),
+        Prop("record_ids", TEXTS, filterable=False),
+        Prop("created_at", DATE),
+        Prop("resolved_at", DATE),
+        Prop("resolution", TEXT),
+    ),
+)
+LEGACY_CARD = Spec(
+    "Card",
+    (
+        *_scope_props(),
+        Prop("kind", TEXT),
+        Prop("text", TEXT, filterable=False),
+        Prop("data", TEXT, filterable=False),
+        Prop("updated_at", DATE, filterable=False),
+    ),
+)
+LEGACY_SPECS: tuple[Spec, ...] = (LEGACY_AUDIT, LEGACY_RECALL, LEGACY_CONFLICT, LEGACY_CARD)
+#: The tenant a version 1 store gave the locator of a forgotten episode (its id only).
+LEGACY_FORGOTTEN_TENANT = "-"
+
 RECORD_SPECS: Mapping[Kind, Spec] = {
     Kind.NOTE: NOTE,
     Kind.SUMMARY: SUMMARY,
@@ -211,9 +233,11 @@ RECORD_SPECS: Mapping[Kind, Spec] = {
 KIND_SPECS: Mapping[Kind, Spec] = {Kind.EPISODE: EPISODE, **RECORD_SPECS}
 
 
-def description(spec: Spec, *, pin: Mapping[str, Any] | None = None) -> str:
+def description(
+    spec: Spec, *, pin: Mapping[str, Any] | None = None, version: int = SCHEMA_VERSION
+) -> str:
     """The collection description: a marker with the schema version (and the pin)."""
-    body: dict[str, Any] = {MARKER: SCHEMA_VERSION, "collection": spec.suffix.lower()}
+    body: dict[str, Any] = {MARKER: version, "collection": spec.suffix.lower()}
     if pin is not None:
         body["embedder"] = dict(pin)
     return json.dumps(body, sort_keys=True)

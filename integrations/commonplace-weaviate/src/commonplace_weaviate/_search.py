@@ -1,10 +1,9 @@
 """Search: a recall's candidates by vector and by keyword, and the nearest note.
 
 Queries run per tenant of the scope, with every filter evaluated by the server;
-the core reranks what comes back. A keyword hit is scored by the share of the
-question's words it holds (``keyword_coverage``, as the SQLite store scores it),
-not by BM25's unbounded score, and one found only by keyword gets its cosine from
-the server, without its vector being sent back.
+the core scores and reranks what comes back. BM25 only picks the keyword hits (they
+are marked; how well each matches the question is the core's call), and one found
+only by keyword gets its cosine from the server, without its vector being sent back.
 """
 
 from __future__ import annotations
@@ -17,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from commonplace import Kind, Record, Scope, Status
+from commonplace import Kind, Scope, Status
 from commonplace.embedders import Vectors
-from commonplace.stores import Candidate, keyword_coverage
+from commonplace.stores import Hit
 
 from . import _schema as S
 from ._mapping import flatten, object_uuid, scope_of
@@ -30,7 +29,7 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 class Search(RecordReads):
-    """Vector and keyword candidates, the nearest note, and the newest records."""
+    """Vector and keyword candidates, and the nearest note."""
 
     def search(
         self,
@@ -40,7 +39,7 @@ class Search(RecordReads):
         text: str | None,
         limit: int,
         kinds: Collection[Kind] = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE),
-    ) -> list[Candidate]:
+    ) -> list[Hit]:
         from weaviate.classes.query import Filter, MetadataQuery
 
         specs = [S.RECORD_SPECS[k] for k in kinds if k in S.RECORD_SPECS]
@@ -79,7 +78,7 @@ class Search(RecordReads):
                     query_properties=["search"],
                     limit=limit,
                     filters=active,
-                    return_properties=[*S.RECORD_RETURN, "search"],
+                    return_properties=S.RECORD_RETURN,
                     return_metadata=MetadataQuery(score=True),
                 ),
                 "search by keyword",
@@ -110,13 +109,11 @@ class Search(RecordReads):
             rid = str(props["record_id"])
             similarity.setdefault(rid, sim)
             rows.setdefault(rid, props)
-        keyword: dict[str, float] = {}
+        keyword: set[str] = set()
         lexical_only: dict[Target, list[str]] = defaultdict(list)
         for _, _, props, where in by_keyword:
             rid = str(props["record_id"])
-            # BM25 picks the candidates; their score is the share of query terms they hold
-            # (bounded and comparable across queries, as the SQLite store scores them)
-            keyword[rid] = keyword_coverage(text or "", str(props.get("search") or ""))
+            keyword.add(rid)  # BM25 picks the candidates; the core scores the match
             if rid not in similarity:
                 lexical_only[where].append(rid)
                 rows[rid] = props
@@ -133,7 +130,7 @@ class Search(RecordReads):
         visible = [p for p in rows.values() if scope.contains(scope_of(p))]
         records = self._hydrate(visible)
         ranked = sorted(records, key=lambda r: -similarity[r.id])
-        return [Candidate(r, similarity[r.id], keyword.get(r.id, 0.0)) for r in ranked]
+        return [Hit(r, similarity[r.id], r.id in keyword) for r in ranked]
 
     def _cosines(
         self, spec: S.Spec, tenant: str, ids: Sequence[str], query: list[float]
@@ -206,27 +203,3 @@ class Search(RecordReads):
                 if current is None or sim > current[1]:
                     best[row] = (rid, sim)
         return best
-
-    def recent_records(self, scope: Scope, *, kinds: Collection[Kind], limit: int) -> list[Record]:
-        from weaviate.classes.query import Filter, Sort
-
-        specs = [S.RECORD_SPECS[k] for k in kinds if k in S.RECORD_SPECS]
-        active = Filter.by_property("status").equal(Status.ACTIVE.value)
-        if limit <= 0:
-            return []
-
-        def newest(spec: S.Spec, tenant: str) -> list[Mapping[str, Any]]:
-            found = self._call(
-                lambda: self._tcol(spec, tenant).query.fetch_objects(
-                    filters=active,
-                    sort=Sort.by_property("seq", ascending=False),
-                    limit=limit,
-                    return_properties=S.RECORD_RETURN,
-                ),
-                "read recent records",
-            )
-            return [flatten(o.properties) for o in found.objects]
-
-        rows = self._fan_out(self._targets(scope, specs), newest)
-        rows.sort(key=lambda p: -int(p["seq"]))
-        return self._hydrate([p for p in rows[:limit] if scope.contains(scope_of(p))])

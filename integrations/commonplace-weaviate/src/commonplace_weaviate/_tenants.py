@@ -5,8 +5,8 @@ scope (named by ``_mapping.tenant_name``), created on first write and listed in 
 ``Tenant`` registry, so a broader scope finds its tenants with one filtered query
 (``_targets``). ``Locator`` objects say which kind and tenant each id has, so an id
 is read without a search (``_locate``). The batch insert is here as well because it
-must outlive a tenant another client removed meanwhile (``delete_scope``): it makes
-the tenant again and sends the objects once more.
+must outlive a tenant another client removed meanwhile (an erasing ``delete`` removes
+the tenants it empties): it makes the tenant again and sends the objects once more.
 """
 
 from __future__ import annotations
@@ -31,11 +31,10 @@ from ._url import Settings
 T = TypeVar("T")
 
 _INSERT_CHUNK = 1_000
-#: How the server says a tenant does not exist (it was removed by ``delete_scope``).
+#: How the server says a tenant does not exist (an erasing ``delete`` removed it).
 TENANT_MISSING = re.compile(r"tenant not found|tenant .* not found|has no tenant", re.I)
 _LOCATION_CACHE = 200_000
 Location = tuple[Kind, str]  # (kind, tenant)
-FORGOTTEN = "-"  # the tenant of a forgotten episode's locator (no tenant is ever "-")
 Target = tuple[S.Spec, str]  # (collection, tenant)
 
 
@@ -124,7 +123,7 @@ class Tenants(Connection):
     def _fan_out(self, targets: Sequence[Target], fn: Callable[[S.Spec, str], list[T]]) -> list[T]:
         """``fn`` on every target (in parallel when there are several), results joined.
 
-        A tenant removed meanwhile (a concurrent ``delete_scope``) reads as empty.
+        A tenant removed meanwhile (by a concurrent erasing ``delete``) reads as empty.
         """
         self._check_open()
 
@@ -185,7 +184,7 @@ class Tenants(Connection):
             errors = {int(i): str(e.message) for i, e in result.errors.items()}
             missing = all(TENANT_MISSING.search(m) for m in errors.values())
             if missing and tenant is not None and not recreated:
-                # another client removed this scope's tenant (delete_scope) since we made it
+                # another client removed this scope's tenant (delete, erase) since we made it
                 self._recreate_tenant(spec, tenant, pending)
                 recreated = True
             elif attempt == len(delays) or not all(map(_transient_text, errors.values())):

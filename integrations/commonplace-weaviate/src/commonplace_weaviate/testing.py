@@ -151,7 +151,7 @@ def weaviate_url(weaviate_server: WeaviateTarget) -> str:
 class StorePool:
     """Collection prefixes on the test server, wiped and handed out again between tests.
 
-    Creating a store's thirteen collections takes about two seconds; emptying them
+    Creating a store's ten collections takes about two seconds; emptying them
     takes a fraction of that, so tests reuse prefixes instead.
     """
 

@@ -135,7 +135,7 @@ def snapshot(memory: Memory, path: Path, planted: Sequence[Planted]) -> Snapshot
     checkpoint.close()
     considered = sum(
         1
-        for _ in memory.backend.iter_records(
+        for _ in memory.store.iter_records(
             RecordQuery(
                 scope=Scope(user="persona"),
                 kinds=(Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE),

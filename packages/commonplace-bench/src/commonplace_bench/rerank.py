@@ -30,7 +30,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from commonplace import Config, ManualClock, Memory, Scope
-from commonplace.embedders._protocol import embed_checked
+from commonplace.embedders import embed_checked
 
 SCOPE = Scope(user="bench")
 START = datetime(2025, 1, 1, tzinfo=timezone.utc)
@@ -169,7 +169,7 @@ Ranker = Callable[[Memory, Case, datetime], list[str]]
 
 def cosine(memory: Memory, case: Case, now: datetime) -> list[str]:
     vector = embed_checked(memory.embedder, [case.query])[0]
-    hits = memory.backend.search(SCOPE, vector, text=None, limit=50)
+    hits = memory.store.search(SCOPE, vector, text=None, limit=50)
     return [h.record.text for h in sorted(hits, key=lambda h: -h.similarity)]
 
 

@@ -44,7 +44,7 @@ from ._validate import checked_fact, finite
 from .embedders import Embedder
 from .embedders._protocol import embed_checked
 from .errors import InvalidInputError, InvalidTypeError, NotFoundError
-from .stores import Backend, RecordQuery, TurnWrite
+from .stores import RecordQuery, Store, TurnWrite
 from .write import WriteResult
 
 MAX_DATA_CHARS = 2_000_000
@@ -89,7 +89,7 @@ def checked_note_options(
 
 
 def put_note(
-    backend: Backend,
+    backend: Store,
     embedder: Embedder,
     *,
     text: str,

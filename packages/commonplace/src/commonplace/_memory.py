@@ -58,6 +58,7 @@ from .stores import (
     AuditEntry,
     Backend,
     Conflict,
+    Store,
 )
 from .write import Turn, WriteResult
 from .write._cards import CardKeeper
@@ -107,34 +108,34 @@ class Memory:
         self.clock: Clock = clock or SystemClock()
         self._pm = manager or make_plugin_manager(plugins=plugins)
         self.url = url or default_url()
-        self._backend = self._open_backend(self.url)
+        self._store = Store(self._open_backend(self.url))
         try:
             self.embedder = self._resolve_embedder(embedder)
             self._signals = self._collect_signals()
             self._writer = WritePipeline(
-                backend=self._backend,
+                backend=self._store,
                 embedder=self.embedder,
                 config=self.config,
                 hooks=self._pm.hook,
             )
             self._lifecycle = Lifecycle(
-                backend=self._backend,
+                backend=self._store,
                 embedder=self.embedder,
                 config=self.config,
                 hooks=self._pm.hook,
             )
             self._cards = CardKeeper(
-                backend=self._backend, rules=self.config.profile, hooks=self._pm.hook
+                backend=self._store, rules=self.config.profile, hooks=self._pm.hook
             )
             self._events = EventBus(self._pm.hook.commonplace_event)
             self._reader = RecallCompiler(
-                backend=self._backend,
+                backend=self._store,
                 embedder=self.embedder,
                 config=self.config,
                 signals=self._signals,
             )
         except BaseException:
-            self._backend.close()
+            self._store.close()
             raise
         self._closed = False
 
@@ -155,15 +156,21 @@ class Memory:
         """Close the store. Safe to call twice."""
         if not getattr(self, "_closed", True):
             self._closed = True
-            self._backend.close()
+            self._store.close()
 
     def __repr__(self) -> str:
         return f"Memory({self.url!r}, embedder={self.embedder.name!r})"
 
     @property
     def backend(self) -> Backend:
-        """The store behind this Memory (for integrations and the conformance suite)."""
-        return self._backend
+        """The backend behind this Memory (for integrations and the conformance suite)."""
+        return self._store.backend
+
+    @property
+    def store(self) -> Store:
+        """The core's view of the backend: its records plus the ledger's audit log, recall
+        logs, conflicts and cards (for integrations, tools and tests)."""
+        return self._store
 
     # -- write path -------------------------------------------------------------------
 
@@ -321,7 +328,7 @@ class Memory:
         taken once per recall.
         """
         self._check_open()
-        log = self._backend.get_recall(checked_id("recall_id", recall_id))
+        log = self._store.get_recall(checked_id("recall_id", recall_id))
         if log is None:
             raise NotFoundError(f"no recall with id {recall_id!r}; use Recall.id")
         shown = list(log.shown_ids or log.item_ids)
@@ -340,8 +347,8 @@ class Memory:
         else:
             if not isinstance(reply, str):
                 raise InvalidTypeError("reply must be the assistant's answer as a str")
-            used_ids = infer_used(reply, self._backend.get_records(shown))
-        return apply_feedback(self._backend, log, used_ids, now=self._now(at))
+            used_ids = infer_used(reply, self._store.get_records(shown))
+        return apply_feedback(self._store, log, used_ids, now=self._now(at))
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -456,7 +463,7 @@ class Memory:
         self._check_open()
         scope = coerce_scope(scope)
         report = forget(
-            self._backend,
+            self._store,
             checked_id("record_id", record_id),
             scope=scope,
             include_evidence=checked_bool("include_evidence", include_evidence),
@@ -472,7 +479,7 @@ class Memory:
         self._check_open()
         scope = coerce_scope(scope)
         counts = forget_scope(
-            self._backend,
+            self._store,
             scope,
             rewrite_card=lambda card, kind: self._cards.rewrite(card, kind, now=self._now(None)),
         )
@@ -491,17 +498,17 @@ class Memory:
     ) -> Record:
         """Pin a record (always injected, never demoted or decayed) or unpin it."""
         self._check_open()
-        record = self._backend.get_record(checked_id("record_id", record_id))
+        record = self._store.get_record(checked_id("record_id", record_id))
         if record is None or not coerce_scope(scope).contains(record.scope):
             raise NotFoundError(f"no active record with id {record_id!r} in this scope")
-        return pin(self._backend, record, pinned=checked_bool("pinned", pinned), now=self._now(at))
+        return pin(self._store, record, pinned=checked_bool("pinned", pinned), now=self._now(at))
 
     def conflicts(
         self, *, scope: Scope | str | Mapping[str, str] | None = None, open_only: bool = True
     ) -> list[Conflict]:
         """Entity-resolution conflicts (two people with one name, say), oldest first."""
         self._check_open()
-        return self._backend.conflicts(
+        return self._store.conflicts(
             None if scope is None else coerce_scope(scope),
             open_only=checked_bool("open_only", open_only),
         )
@@ -511,7 +518,7 @@ class Memory:
     ) -> list[AuditEntry]:
         """The newest lifecycle actions, most recent first."""
         self._check_open()
-        return self._backend.audit_log(
+        return self._store.audit_log(
             None if scope is None else coerce_scope(scope),
             limit=checked_int("limit", limit, low=1, high=100_000),
         )
@@ -523,8 +530,8 @@ class Memory:
         self._check_open()
         chain = trace(
             checked_id("record_id", record_id),
-            get_record=lambda rid: self._backend.get_record(rid, any_status=True),
-            get_episode=self._backend.get_episode,
+            get_record=lambda rid: self._store.get_record(rid, any_status=True),
+            get_episode=self._store.get_episode,
         )
         if scope is not None and not coerce_scope(scope).contains(chain.record.scope):
             raise NotFoundError(f"no record with id {record_id!r} in scope {coerce_scope(scope)}")
@@ -541,7 +548,7 @@ class Memory:
             raise InvalidInputError(
                 f"unknown kind {kind!r}; use one of {[k.value for k in Kind]}"
             ) from None
-        return self._backend.count(None if scope is None else coerce_scope(scope), kind)
+        return self._store.count(None if scope is None else coerce_scope(scope), kind)
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -556,7 +563,7 @@ class Memory:
         return backend  # type: ignore[no-any-return]
 
     def _resolve_embedder(self, given: Embedder | None) -> Embedder:
-        return resolve_embedder(given, backend=self._backend, hooks=self._pm.hook)
+        return resolve_embedder(given, backend=self._store, hooks=self._pm.hook)
 
     def _collect_signals(self) -> tuple[ScoreSignal, ...]:
         signals: list[ScoreSignal] = []
@@ -628,7 +635,7 @@ class Memory:
             key=key,
         )
         result = put_note(
-            self._backend,
+            self._store,
             self.embedder,
             text=turn.text,
             scope=turn.scope,

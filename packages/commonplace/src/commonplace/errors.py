@@ -16,6 +16,7 @@ Every error raised on purpose by commonplace or its integrations derives from
           +-- CorruptStoreError              the file is not a healthy commonplace store
           +-- SchemaVersionError             the store was written by a newer commonplace
           +-- EmbedderMismatchError          the store is pinned to another embedding model
+          +-- UnsupportedError               the backend lacks an optional capability
 
 A refused call changes nothing: validation happens before any write, and every write
 runs in one transaction.
@@ -37,6 +38,7 @@ __all__ = [
     "SchemaVersionError",
     "StoreClosedError",
     "StoreError",
+    "UnsupportedError",
 ]
 
 
@@ -95,3 +97,8 @@ class SchemaVersionError(StoreError):
 
 class EmbedderMismatchError(StoreError):
     """The store is pinned to a different embedding model than the one given."""
+
+
+class UnsupportedError(StoreError):
+    """The store's backend lacks an optional capability the call needs (say, re-embedding
+    in place): the message names the way around it."""

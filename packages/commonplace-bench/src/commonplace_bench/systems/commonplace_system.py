@@ -73,12 +73,12 @@ class CommonplaceSystem(System):
             if note is None:
                 continue
             for _ in range(memo.frequency):
-                memory.backend.touch([note.id], at=memo.created_at)
+                memory.store.touch([note.id], at=memo.created_at)
             if memo.importance is not None:  # stated by the application, as NLM's metadata is
                 tags = dataclasses.replace(
                     note.tags, importance=memo.importance, importance_stated=True
                 )
-                memory.backend.update_records([note.id], at=memo.created_at, tags=tags)
+                memory.store.update_records([note.id], at=memo.created_at, tags=tags)
 
     def query(
         self,

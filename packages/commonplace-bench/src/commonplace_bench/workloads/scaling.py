@@ -93,7 +93,7 @@ def _build_full(memory: Memory, turns: Sequence[str], clock: ManualClock) -> Non
 
 
 def _build_store_only(memory: Memory, turns: Sequence[str], embedder: HashingEmbedder) -> None:
-    backend = memory.backend
+    backend = memory.store
     for start in range(0, len(turns), 10_000):
         chunk = turns[start : start + 10_000]
         at = START + timedelta(minutes=start)

@@ -4,7 +4,7 @@ from ._callable import CallableEmbedder
 from ._hashing import HashingEmbedder
 from ._identity import declared_dim, identity_name
 from ._minilm import MiniLMEmbedder
-from ._protocol import Embedder, Vectors
+from ._protocol import Embedder, Vectors, embed_checked
 from ._reembed import ReembedReport, embedding_text, reembed
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "ReembedReport",
     "Vectors",
     "declared_dim",
+    "embed_checked",
     "embedding_text",
     "identity_name",
     "reembed",

@@ -24,7 +24,7 @@ from ._protocol import Embedder, embed_checked
 from ._resolve import adapt_embedder, open_backend, pin_of
 
 if TYPE_CHECKING:
-    from ..stores import Backend, EmbedderPin
+    from ..stores import EmbedderPin, Store
 
 DEFAULT_BATCH = 256
 
@@ -88,7 +88,7 @@ def embedding_text(record: Record, *, evidence: str | None = None) -> str:
     return index_text(record.text, record.tags, evidence=evidence)
 
 
-def own_evidence(backend: Backend, record: Record) -> str | None:
+def own_evidence(backend: Store, record: Record) -> str | None:
     """The text of the episode a note was written from (its id derives the note's)."""
     if record.kind in (Kind.SUMMARY, Kind.PROCEDURE):
         return None
@@ -127,7 +127,9 @@ def reembed(
     manager = make_plugin_manager(plugins=plugins)
     model = _target_model(to, manager)
     target = pin_of(model)  # before the store is opened: a pin it cannot hold is refused
-    backend = open_backend(url or default_url(), manager)
+    from ..stores import Store
+
+    backend = Store(open_backend(url or default_url(), manager))
     try:
         return _run(backend, model, target, batch=batch, progress=progress)
     finally:
@@ -156,7 +158,7 @@ def _target_model(to: object, manager: Any) -> Embedder:
 
 
 def _run(
-    backend: Backend, model: Embedder, target: EmbedderPin, *, batch: int, progress: bool | None
+    backend: Store, model: Embedder, target: EmbedderPin, *, batch: int, progress: bool | None
 ) -> ReembedReport:
     started = time.perf_counter()
     source = backend.read_pin()
@@ -196,7 +198,7 @@ def _run(
     )
 
 
-def _verify(backend: Backend, target: EmbedderPin, done: int) -> None:
+def _verify(backend: Store, target: EmbedderPin, done: int) -> None:
     """The store says it is pinned to ``target``, with nothing left to re-embed."""
     pin, state = backend.read_pin(), backend.reembed_state()
     if pin != target or state is not None:

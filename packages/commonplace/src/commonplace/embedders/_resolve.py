@@ -27,7 +27,7 @@ from ._protocol import Embedder
 if TYPE_CHECKING:
     import pluggy
 
-    from ..stores import Backend, EmbedderPin
+    from ..stores import Backend, EmbedderPin, Store
 
 ADAPTER_GROUP = "commonplace.embedder_adapters"
 
@@ -95,7 +95,7 @@ def open_backend(url: str, manager: pluggy.PluginManager) -> Backend:
     return backend  # type: ignore[no-any-return]
 
 
-def resolve_embedder(given: Embedder | None, *, backend: Backend, hooks: Any) -> Embedder:
+def resolve_embedder(given: Embedder | None, *, backend: Store, hooks: Any) -> Embedder:
     """The embedder to open ``backend`` with, pinning it when the store has no pin yet.
 
     Without ``given`` the ``commonplace_embedder`` hook provides the pinned model (or
@@ -155,7 +155,7 @@ def not_installed_message(pin: EmbedderPin, url: str) -> str:
     )
 
 
-def mismatch_message(pin: EmbedderPin, given: Embedder, *, backend: Backend, hooks: Any) -> str:
+def mismatch_message(pin: EmbedderPin, given: Embedder, *, backend: Store, hooks: Any) -> str:
     """Why a store refuses ``given``, and the command that moves it to ``given``."""
     command = reembed_command(given, backend.url, hooks)
     state = backend.reembed_state()

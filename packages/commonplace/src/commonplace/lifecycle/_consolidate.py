@@ -30,7 +30,7 @@ from .._text import content_terms
 from ..embedders import Embedder
 from ..embedders._protocol import embed_checked
 from ..errors import CommonplaceError, PluginError
-from ..stores import AuditEntry, Backend, RecordQuery
+from ..stores import AuditEntry, RecordQuery, Store
 
 SUPPORT_THRESHOLD = 0.8
 
@@ -73,7 +73,7 @@ def supported(sentence: SummarySentence, notes: dict[str, Record]) -> str | None
 
 
 def clusters(
-    backend: Backend, *, scope: Scope, now: datetime, rules: ConsolidationRules
+    backend: Store, *, scope: Scope, now: datetime, rules: ConsolidationRules
 ) -> dict[tuple[Scope, str], list[Record]]:
     """Statement notes old enough to consolidate, grouped by their owner (user and agent)
     and the entities they name. A run over a broad scope (every user of an agent) never
@@ -91,7 +91,7 @@ def clusters(
 
 
 def consolidate(
-    backend: Backend,
+    backend: Store,
     *,
     embedder: Embedder,
     hooks: pluggy.HookRelay,
@@ -198,7 +198,7 @@ def consolidate(
 
 
 def _retire(
-    olds: list[Record], sid: str, now: datetime, backend: Backend, dry_run: bool
+    olds: list[Record], sid: str, now: datetime, backend: Store, dry_run: bool
 ) -> list[AuditEntry]:
     """Invalidate the summaries ``sid`` replaces."""
     if olds and not dry_run:

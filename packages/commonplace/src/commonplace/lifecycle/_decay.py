@@ -18,7 +18,7 @@ from .._config import DecayRules
 from .._records import Kind, Record, Status, Tier
 from .._scope import Scope
 from ..errors import PluginError
-from ..stores import AuditEntry, Backend, RecordQuery
+from ..stores import AuditEntry, RecordQuery, Store
 
 DELETE = "delete"
 SOFT_DELETE = "soft_delete"
@@ -39,7 +39,7 @@ class DecayAction:
 class DecayContext:
     """What a rule may look at."""
 
-    backend: Backend
+    backend: Store
     rules: DecayRules
     scope: Scope | None
     now: datetime

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from .._records import Episode, Kind, Status
 from .._scope import Scope
 from ..errors import NotFoundError
-from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Backend, RecordQuery
+from ..stores import PROFILE_CARD, ROLLING_SUMMARY, RecordQuery, Store
+from ..stores._store import ALL_KINDS, ALL_STATUSES
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,9 +29,7 @@ class ForgetReport:
         return self.episodes + self.records
 
 
-def forget(
-    backend: Backend, record_id: str, *, scope: Scope, include_evidence: bool
-) -> ForgetReport:
+def forget(backend: Store, record_id: str, *, scope: Scope, include_evidence: bool) -> ForgetReport:
     episode = backend.get_episode(record_id)
     record = None if episode is not None else backend.get_record(record_id, any_status=True)
     owner = episode.scope if episode is not None else (record.scope if record else None)
@@ -39,19 +38,15 @@ def forget(
     episodes: set[str] = {record_id} if isinstance(episode, Episode) else set()
     if record is not None and include_evidence:
         episodes |= {s for s in record.provenance if backend.get_episode(s) is not None}
-    doomed: set[str] = set() if record is None else {record.id}
-    frontier = set(episodes) | doomed
-    while frontier:  # everything derived, transitively
-        derived = set(backend.derived_from(frontier)) - doomed
-        doomed |= derived
-        frontier = derived
+    doomed = derived_closure(backend, set(episodes) | ({record.id} if record else set()))
+    doomed -= episodes
     removed_records = backend.delete_records(sorted(doomed))
     removed_episodes = backend.delete_episodes(sorted(episodes))
     return ForgetReport(tuple(removed_records), tuple(removed_episodes))
 
 
 def forget_scope(
-    backend: Backend, scope: Scope, *, rewrite_card: Callable[[Scope, str], object]
+    backend: Store, scope: Scope, *, rewrite_card: Callable[[Scope, str], object]
 ) -> dict[str, int]:
     """Remove everything visible in ``scope`` and what derives from it elsewhere; then
     rebuild, from what remains, the cards of broader scopes that its notes fed."""
@@ -70,10 +65,44 @@ def forget_scope(
         for kind in (PROFILE_CARD, ROLLING_SUMMARY)
         if backend.get_card(card, kind) is not None
     ]
-    counts = backend.delete_scope(scope)
+    counts = delete_scope(backend, scope)
     for card, kind in rebuild:  # from scratch: the old card held what was just forgotten
         rewrite_card(card, kind)
     return counts
+
+
+def derived_closure(store: Store, ids: set[str]) -> set[str]:
+    """``ids`` and every record derived from them, transitively (summaries of notes,
+    procedures of summaries): what must go when they go."""
+    doomed = set(ids)
+    frontier = set(ids)
+    while frontier:
+        derived = set(store.derived_from(frontier)) - doomed
+        doomed |= derived
+        frontier = derived
+    return doomed
+
+
+def delete_scope(store: Store, scope: Scope) -> dict[str, int]:
+    """Remove everything visible in ``scope`` and every trace of it elsewhere: records
+    derived from its records (transitively), its ledger entries, the audit entries,
+    conflicts and use log naming a removed record, and the cards of broader scopes
+    written from its notes (the caller rebuilds them). Nothing of it stays readable in
+    the store, indexes included. Returns counts per part."""
+    rows = list(
+        store.iter_records(RecordQuery(scope=scope, kinds=ALL_KINDS, statuses=ALL_STATUSES))
+    )
+    doomed = derived_closure(store, {r.id for r in rows})
+    episodes: list[str] = []
+    before: str | None = None
+    while page := store.recent_episodes(scope, limit=1000, before=before):
+        episodes += [e.id for e in page]
+        before = page[-1].id
+    # the ledger first, so that erasing the records last also erases what it freed
+    counts = store.forget_scope_entries(scope)
+    counts["audit"] += store.forget_traces(doomed, {r.scope for r in rows})
+    removed = store.backend.delete(records=doomed, episodes=episodes, erase=True)
+    return {"records": len(removed["records"]), "episodes": len(removed["episodes"]), **counts}
 
 
 def cards_fed_by(note_scope: Scope) -> set[Scope]:

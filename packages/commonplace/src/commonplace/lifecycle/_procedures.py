@@ -20,7 +20,7 @@ from .._scope import Scope
 from .._text import content_terms
 from ..embedders import Embedder
 from ..embedders._protocol import embed_checked
-from ..stores import AuditEntry, Backend, RecordQuery
+from ..stores import AuditEntry, RecordQuery, Store
 
 _REQUEST = re.compile(
     r"\b(?:can you|could you|would you|please|help me|how do i|how can i|remind me|"
@@ -58,7 +58,7 @@ def group_requests(notes: list[Record]) -> list[list[Record]]:
 
 
 def update_procedures(
-    backend: Backend,
+    backend: Store,
     *,
     embedder: Embedder,
     rules: ConsolidationRules,

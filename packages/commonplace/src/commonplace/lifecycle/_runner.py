@@ -11,7 +11,7 @@ import pluggy
 from .._config import Config
 from .._scope import Scope
 from ..embedders import Embedder
-from ..stores import AuditEntry, Backend
+from ..stores import AuditEntry, Store
 from ._consolidate import consolidate
 from ._decay import DecayContext, DecayRule, ForgetSmart, default_rules, run_rules
 from ._procedures import update_procedures
@@ -23,7 +23,7 @@ class Lifecycle:
     """Tiers, consolidation, procedures and decay over one backend."""
 
     def __init__(
-        self, *, backend: Backend, embedder: Embedder, config: Config, hooks: pluggy.HookRelay
+        self, *, backend: Store, embedder: Embedder, config: Config, hooks: pluggy.HookRelay
     ) -> None:
         self._backend = backend
         self._embedder = embedder

@@ -15,13 +15,13 @@ from .._records import Kind, Record, Tier
 from .._scope import Scope
 from .._tokens import count_tokens
 from ..errors import NotFoundError
-from ..stores import AuditEntry, Backend, RecordQuery
+from ..stores import AuditEntry, RecordQuery, Store
 
 _DERIVED = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE)
 
 
 def tier_actions(
-    backend: Backend, rules: TierRules, *, scope: Scope, now: datetime
+    backend: Store, rules: TierRules, *, scope: Scope, now: datetime
 ) -> list[tuple[AuditEntry, Callable[[], None]]]:
     """The tier changes due at ``now``, each with the call that applies it."""
     planned: list[tuple[AuditEntry, Callable[[], None]]] = []
@@ -80,7 +80,7 @@ def tier_actions(
 
 
 def _over_budget(
-    hot: list[Record], backend: Backend, rules: TierRules, now: datetime
+    hot: list[Record], backend: Store, rules: TierRules, now: datetime
 ) -> list[tuple[AuditEntry, Callable[[], None]]]:
     """Demote the weakest hot records until the rest fit the hot token budget."""
     window = now - timedelta(days=rules.promote_window_days)
@@ -106,11 +106,11 @@ def _over_budget(
     return out
 
 
-def _demote(backend: Backend, record_id: str, now: datetime) -> Callable[[], None]:
+def _demote(backend: Store, record_id: str, now: datetime) -> Callable[[], None]:
     return lambda: backend.update_records([record_id], at=now, tier=Tier.WARM)
 
 
-def pin(backend: Backend, record: Record, *, pinned: bool, now: datetime) -> Record:
+def pin(backend: Store, record: Record, *, pinned: bool, now: datetime) -> Record:
     """Pin a record (hot: always injected, never demoted by the hot budget or decayed) or
     unpin it (warm, where the tier rules take it from), with an audit entry."""
     tier = Tier.HOT if pinned else Tier.WARM

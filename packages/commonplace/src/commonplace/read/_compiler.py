@@ -20,7 +20,6 @@ import numpy as np
 
 from .._config import Config
 from .._records import (
-    Episode,
     Kind,
     Modality,
     Record,
@@ -36,9 +35,9 @@ from .._text import WORD, keyword_coverage
 from .._tokens import count_tokens
 from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
-from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Backend, Candidate, RecallLog, RecordQuery
+from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Candidate, RecallLog, RecordQuery, Store
 from ._context import Line, Section, compile_context, neutralise, record_line
-from ._excerpts import EXCERPT_NOTES, excerpts_for
+from ._excerpts import EXCERPT_NOTES, MAX_TURNS_PER_NOTE, excerpts_for
 from ._flags import find_disagreements
 from ._recall import Disagreement, Recall, RecallItem
 from ._signals import Score, ScoreSignal, score_candidates
@@ -56,7 +55,7 @@ class RecallCompiler:
     def __init__(
         self,
         *,
-        backend: Backend,
+        backend: Store,
         embedder: Embedder,
         config: Config,
         signals: Sequence[ScoreSignal],
@@ -222,11 +221,10 @@ class RecallCompiler:
             (i for i in relevant if i.record.kind is Kind.NOTE), key=lambda i: -i.score.total
         )[:EXCERPT_NOTES]
 
-        def visible_episode(episode_id: str) -> Episode | None:
-            episode = self._backend.get_episode(episode_id)
-            return episode if episode is not None and scope.contains(episode.scope) else None
-
-        found = excerpts_for(query, [i.record for i in best], visible_episode)
+        # one read for every turn an excerpt may come from, not one per turn
+        wanted = {e for i in best for e in i.record.provenance[-MAX_TURNS_PER_NOTE:]}
+        visible = {e.id: e for e in self._backend.get_episodes(wanted) if scope.contains(e.scope)}
+        found = excerpts_for(query, [i.record for i in best], visible.get)
         return [
             replace(i, excerpt=found[i.record.id]) if i.record.id in found else i for i in relevant
         ]
@@ -252,7 +250,10 @@ class RecallCompiler:
         limit = config.pool_size(top_k or _DEFAULT_K)
         if top_k is None:
             limit = max(limit, budget // _TOKENS_PER_NOTE)
-        pool = self._backend.search(scope, vector, text=query, limit=limit)
+        pool = [
+            Candidate(h.record, h.similarity, _keyword_match(query, h.record) if h.keyword else 0.0)
+            for h in self._backend.search(scope, vector, text=query, limit=limit)
+        ]
         if as_of is not None:
             pool = [c for c in pool if c.record.valid_at(as_of)]
         else:
@@ -279,11 +280,7 @@ class RecallCompiler:
         """Score records shown without a search (hot and recent ones), gated against the
         best relevance the search found."""
         candidates = [
-            Candidate(
-                c.record,
-                c.similarity,
-                keyword_coverage(query, search_text(c.record.text, c.record.tags)),
-            )
+            Candidate(c.record, c.similarity, _keyword_match(query, c.record))
             for c in self._as_candidates(list(records), vector)
         ]
         scores = score_candidates(
@@ -355,6 +352,12 @@ class RecallCompiler:
             return []
         sims = self._backend.get_vectors([r.id for r in records]) @ vector
         return [Candidate(r, float(s)) for r, s in zip(records, np.atleast_1d(sims))]
+
+
+def _keyword_match(query: str, record: Record) -> float:
+    """The share of the question's words a record's keyword text holds, in [0, 1]: bounded
+    and comparable across questions and backends, unlike the BM25 that found it."""
+    return keyword_coverage(query, search_text(record.text, record.tags))
 
 
 def _inherit_relevance(pool: list[Candidate]) -> list[Candidate]:

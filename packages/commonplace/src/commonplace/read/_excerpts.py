@@ -22,7 +22,8 @@ EXCERPT_NOTES = 3
 MAX_EXCERPT_WORDS = 30
 """An excerpt is one sentence, or this many of its words around what the question asks."""
 
-_MAX_TURNS_PER_NOTE = 3
+MAX_TURNS_PER_NOTE = 3
+"""A note's excerpt comes from one of its last this many turns (a merged note has several)."""
 _LEAD_WORDS = 8  # words kept before the first one the note lacks
 
 
@@ -46,7 +47,7 @@ def excerpts_for(
         missing = wanted - content_terms(record.text)
         if not missing:
             continue
-        for episode_id in record.provenance[-_MAX_TURNS_PER_NOTE:]:
+        for episode_id in record.provenance[-MAX_TURNS_PER_NOTE:]:
             if episode_id in quoted:
                 continue
             episode = episode_of(episode_id)

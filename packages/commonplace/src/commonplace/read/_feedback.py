@@ -16,7 +16,7 @@ from datetime import datetime
 
 from .._records import Record
 from .._text import TOKEN
-from ..stores import Backend, RecallLog
+from ..stores import RecallLog, Store
 
 _COMMON = frozenset(
     """the a an and or but of to in on at by for with from as is am are was were be been the
@@ -67,7 +67,7 @@ def _content(text: str) -> set[str]:
 
 
 def apply_feedback(
-    backend: Backend, log: RecallLog, used: Sequence[str], *, now: datetime
+    backend: Store, log: RecallLog, used: Sequence[str], *, now: datetime
 ) -> Feedback:
     """Record which records of a recall were used, once per recall.
 

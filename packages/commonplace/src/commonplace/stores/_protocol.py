@@ -1,19 +1,27 @@
-"""The backend protocol: records in, candidates out, one transaction per batch.
+"""The backend protocol: records in, hits out, one transaction per batch.
 
 A backend stores episodes and derived records for many scopes, answers
-nearest-neighbour and keyword queries within a scope, and keeps the small
-bookkeeping the lifecycle needs (uses, links, an audit log, recall logs,
-conflicts, the profile cards). Everything that decides anything (writing
-notes, scoring, tiers, consolidation, decay) happens above it, so a new
-backend has only this surface to implement and the shared conformance suite
-(``commonplace.testing``) to pass.
+nearest-neighbour and keyword queries within a scope, and keeps a small ledger
+of keyed entries. That is the whole required surface, sixteen members of
+:class:`Backend` and five of :class:`Ledger`; a newcomer implements them and runs
+the conformance suite (``commonplace.testing``).
 
-Every method that writes is atomic. Counters are updated with relative
-increments on the server side so concurrent writers never lose an update.
+Everything that decides anything happens above it: which summaries a
+supersession invalidates, how well a keyword hit matches, what a forgotten scope
+takes with it, and how audit entries, recall logs, conflicts and cards are kept
+in the ledger are written once, in :class:`~commonplace.stores.Store`, in
+``read/`` and in ``lifecycle/``. A backend may also offer the optional
+capabilities below (:class:`NearestNotes`, :class:`LinkGraph`,
+:class:`Reembedding`); the conformance suite tests the ones it has.
+
+Every method that writes is atomic where the store has transactions and safe to
+send again where it has not. Counters are updated with relative increments so
+concurrent writers never lose an update.
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -54,8 +62,9 @@ class TurnWrite:
     provenance, its last access moves to the episode's time (its access count
     does not change: frequency is earned by use, never by merges) and its tags
     become ``merged_tags``. ``supersedes`` lists the records the new note replaces:
-    they get ``valid_to`` = the episode's time, ``superseded_by`` = the note,
-    tier cold, and every active summary derived from them becomes invalid.
+    they get ``valid_to`` = the episode's time, ``superseded_by`` = the note and
+    tier cold. ``invalidates`` lists records (the summaries built on what was
+    superseded, chosen by the core) whose status becomes invalid as of the episode.
     ``superseded_at`` is for a note that arrives late (an old turn imported after
     a newer one that replaced it): ``(newer id, newer time)``, and the note is
     stored already superseded by the newer record, as of that time.
@@ -68,6 +77,17 @@ class TurnWrite:
     merged_tags: Tags | None = None
     supersedes: tuple[str, ...] = ()
     superseded_at: tuple[str, datetime] | None = None
+    invalidates: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A record a backend found for a query: its cosine similarity to the query vector,
+    and whether the keyword index found it too (how well it matches is the core's call)."""
+
+    record: Record
+    similarity: float
+    keyword: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +174,12 @@ class Card:
 
 @dataclass(frozen=True, slots=True)
 class RecordQuery:
-    """Which records to list. Unset fields do not filter."""
+    """Which records to list, in which order. Unset fields do not filter.
+
+    ``sources`` keeps the records whose provenance names one of these ids (what was
+    derived from them). ``newest_first`` walks from the newest record back, and
+    ``limit`` stops after that many.
+    """
 
     scope: Scope | None = None
     kinds: Collection[Kind] = (Kind.NOTE,)
@@ -165,14 +190,83 @@ class RecordQuery:
     entity: str | None = None
     superseded: bool | None = None
     created_before: datetime | None = None
+    sources: Collection[str] | None = None
+    newest_first: bool = False
+    limit: int | None = None
+
+
+COUNTERS = ("access", "used", "ignored")
+"""What ``Backend.update_records(counter=...)`` counts: an access (``touch``; moves the last
+access), a use (moves the last access too) and an ignore."""
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """One keyed entry of a backend's ledger.
+
+    ``kind`` and ``key`` name it (one entry per pair); ``scope`` is whose it is (None:
+    nobody's in particular, found by no scope filter);
+    ``refs`` are the record or episode ids it is about (what forgetting them must
+    take along); ``data`` is any JSON object.
+    """
+
+    kind: str
+    key: str
+    scope: Scope | None
+    at: datetime
+    data: Mapping[str, Any] = field(default_factory=dict)
+    refs: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class Ledger(Protocol):
+    """Keyed entries beside the records: the core keeps its audit log, recall logs,
+    conflicts, cards, use log and the ids of forgotten turns here (``commonplace.stores``
+    ``Store`` is the one implementation of those on top of this)."""
+
+    def put(self, entries: Sequence[LedgerEntry], *, replace: bool = True) -> builtins.list[bool]:
+        """Store entries atomically, replacing any with the same (kind, key) when
+        ``replace``, else leaving those alone; per entry, whether it was written."""
+        ...
+
+    def get(self, kind: str, key: str) -> LedgerEntry | None: ...
+
+    def list(
+        self,
+        kind: str,
+        *,
+        scope: Scope | None = None,
+        refs: Collection[str] | None = None,
+        since: datetime | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[LedgerEntry]:
+        """Entries of ``kind``, the last first written first: those visible in ``scope``
+        (its set fields match), naming one of ``refs``, and at or after ``since``, when
+        given. A replaced entry keeps its place."""
+        ...
+
+    def delete(self, kind: str, keys: Collection[str]) -> int:
+        """Remove these entries for good; how many there were."""
+        ...
+
+    def kinds(self) -> builtins.list[str]:
+        """Every kind that has an entry (what a copy must carry over)."""
+        ...
 
 
 @runtime_checkable
 class Backend(Protocol):
-    """What the Memory facade needs from a store."""
+    """What the core needs from a store: sixteen members."""
 
     @property
     def url(self) -> str: ...
+
+    @property
+    def ledger(self) -> Ledger:
+        """The store's ledger (its own storage: forgetting a scope must reach it)."""
+        ...
+
+    def close(self) -> None: ...
 
     # -- the embedder pin -----------------------------------------------------------
     def read_pin(self) -> EmbedderPin | None:
@@ -180,12 +274,140 @@ class Backend(Protocol):
         ...
 
     def write_pin(self, pin: EmbedderPin, *, replace: bool = False) -> None:
-        """Pin the embedder; ``replace`` only during a re-embed."""
+        """Pin the embedder; :class:`~commonplace.errors.EmbedderMismatchError` if
+        another is pinned, unless ``replace`` (only during a re-embed)."""
         ...
 
-    # -- re-embedding (commonplace.embedders.reembed) ------------------------------------
-    # New vectors are staged beside the live ones, so until reembed_finish the store
-    # searches, writes and opens with its old model; progress is the staged vectors.
+    # -- writing ----------------------------------------------------------------------
+    def write_turns(self, turns: Sequence[TurnWrite], vectors: Vectors | None) -> list[bool]:
+        """Store turns atomically. ``vectors`` has one row per turn with a note, in order.
+
+        Returns, per turn, whether its episode was new; a turn whose episode
+        already existed writes nothing (idempotency by content hash).
+        """
+        ...
+
+    def put_records(
+        self, records: Sequence[Record], vectors: Vectors, *, replace: bool = False
+    ) -> None:
+        """Insert derived records (notes, summaries, procedures) atomically. Their ids
+        must be new, unless ``replace``: then a record with the same id (and its
+        provenance) is replaced, and reading it back gives the given counters."""
+        ...
+
+    # -- reading ----------------------------------------------------------------------
+    def get_episodes(self, episode_ids: Collection[str]) -> list[Episode]:
+        """The stored episodes with these ids, in no particular order."""
+        ...
+
+    def recent_episodes(
+        self, scope: Scope | None, *, limit: int, before: str | None = None
+    ) -> list[Episode]:
+        """Episodes visible in ``scope`` (all with None), newest stored first; with
+        ``before`` (an episode id), only those stored before that one (paging)."""
+        ...
+
+    def get_records(self, record_ids: Collection[str]) -> list[Record]:
+        """The records with these ids, whatever their status, in no particular order."""
+        ...
+
+    def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
+        """The stored vectors of these records, in order (zeros for unknown ids)."""
+        ...
+
+    def iter_records(self, query: RecordQuery, *, batch: int = 1000) -> Iterator[Record]:
+        """Every record matching ``query``, oldest first (or newest, if it asks)."""
+        ...
+
+    def count(self, scope: Scope | None, kind: Kind) -> int:
+        """Active records (or episodes) of ``kind``, in ``scope`` or in all."""
+        ...
+
+    def search(
+        self,
+        scope: Scope,
+        vector: Vectors,
+        *,
+        text: str | None,
+        limit: int,
+        kinds: Collection[Kind] = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE),
+    ) -> list[Hit]:
+        """Up to ``limit`` active records visible in ``scope`` per method (nearest by
+        vector; and by keyword over ``search_text`` when ``text`` is given), merged:
+        each with its cosine similarity, keyword hits marked."""
+        ...
+
+    # -- changing and removing ----------------------------------------------------------
+    def update_records(
+        self,
+        record_ids: Collection[str],
+        *,
+        at: datetime,
+        tier: Tier | None = None,
+        status: Status | None = None,
+        pinned: bool | None = None,
+        valid_to: datetime | None = None,
+        superseded_by: str | None = None,
+        tags: Tags | None = None,
+        counter: str | None = None,
+    ) -> None:
+        """Set the given fields on every listed record (tier and status also stamp their
+        time). ``counter`` (one of :data:`COUNTERS`) adds one to that count of each,
+        atomically; an access or a use also moves the last access to ``at``."""
+        ...
+
+    def delete(
+        self,
+        *,
+        records: Collection[str] = (),
+        episodes: Collection[str] = (),
+        erase: bool = False,
+    ) -> dict[str, list[str]]:
+        """Remove records (with their provenance, links and vectors) and episodes for
+        good; the ids removed, under ``"records"`` and ``"episodes"``. With ``erase``,
+        nothing of them may stay readable in the store's files, indexes included."""
+        ...
+
+
+# -- optional capabilities: the core uses them when a backend has them ---------------
+
+
+@runtime_checkable
+class NearestNotes(Protocol):
+    """A faster nearest-note lookup for the write path (else: one search per row)."""
+
+    def nearest(self, scope: Scope, vectors: Vectors) -> list[tuple[str, float] | None]:
+        """For each row of ``vectors``, the id and cosine similarity of the nearest active
+        note visible in ``scope`` (None when there is none). One call per write batch."""
+        ...
+
+
+@runtime_checkable
+class LinkGraph(Protocol):
+    """Weighted co-use links between records (without them, recall spreads no activation)."""
+
+    def reinforce_links(
+        self, pairs: Sequence[tuple[str, str, str]], *, delta: float, at: datetime
+    ) -> None:
+        """Add ``delta`` (capped at 1) to each (a, b, kind) link, creating missing ones."""
+        ...
+
+    def links_of(self, record_ids: Collection[str], *, min_weight: float) -> list[Link]: ...
+
+    def decay_links(self, *, factor: float, at: datetime) -> None: ...
+
+    def prune_links(self, *, min_weight: float) -> int: ...
+
+
+@runtime_checkable
+class Reembedding(Protocol):
+    """Moving the store to another embedder in place (``commonplace.embedders.reembed``).
+
+    New vectors are staged beside the live ones, so until ``reembed_finish`` the store
+    searches, writes and opens with its old model; progress is the staged vectors. A
+    backend without it is re-embedded by copying (``commonplace.stores.copy``).
+    """
+
     def reembed_state(self) -> ReembedState | None:
         """The re-embed in progress (started and not finished), or None."""
         ...
@@ -213,164 +435,3 @@ class Backend(Protocol):
         holding a vector has one staged (counted by the store); return how many records
         that is. None, with nothing changed, while some record still needs one."""
         ...
-
-    # -- episodes and records ---------------------------------------------------------
-    def existing_episode_ids(self, ids: Collection[str]) -> set[str]: ...
-
-    def write_turns(self, turns: Sequence[TurnWrite], vectors: Vectors | None) -> list[bool]:
-        """Store turns atomically. ``vectors`` has one row per turn with a note, in order.
-
-        Returns, per turn, whether its episode was new; a turn whose episode
-        already existed writes nothing (idempotency by content hash).
-        """
-        ...
-
-    def add_records(self, records: Sequence[Record], vectors: Vectors) -> None:
-        """Insert derived records (summaries, procedures) atomically; ids must be new."""
-        ...
-
-    def replace_records(self, records: Sequence[Record], vectors: Vectors) -> None:
-        """Insert records, replacing any with the same id (and its provenance), atomically."""
-        ...
-
-    def get_episode(self, episode_id: str) -> Episode | None: ...
-
-    def get_episodes(
-        self, scope: Scope, *, limit: int, before_seq: int | None = None
-    ) -> list[Episode]:
-        """Episodes visible in ``scope``, newest first."""
-        ...
-
-    def get_record(self, record_id: str, *, any_status: bool = False) -> Record | None: ...
-
-    def get_records(self, record_ids: Collection[str]) -> list[Record]:
-        """The records with these ids, whatever their status, in no particular order."""
-        ...
-
-    def iter_records(self, query: RecordQuery, *, batch: int = 1000) -> Iterator[Record]:
-        """Every record matching ``query``, oldest first."""
-        ...
-
-    def count(self, scope: Scope | None, kind: Kind) -> int:
-        """Active records (or episodes) of ``kind``, in ``scope`` or in all."""
-        ...
-
-    def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
-        """The stored vectors of these records, in order."""
-        ...
-
-    # -- search -------------------------------------------------------------------------
-    def search(
-        self,
-        scope: Scope,
-        vector: Vectors,
-        *,
-        text: str | None,
-        limit: int,
-        kinds: Collection[Kind] = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE),
-    ) -> list[Candidate]:
-        """Up to ``limit`` active records per method (vector, and keyword when ``text``
-        is given), merged: each with its cosine similarity and normalised keyword score."""
-        ...
-
-    def nearest(self, scope: Scope, vectors: Vectors) -> list[tuple[str, float] | None]:
-        """For each row of ``vectors``, the id and cosine similarity of the nearest active
-        note visible in ``scope`` (None when there is none). One call per write batch."""
-        ...
-
-    def recent_records(self, scope: Scope, *, kinds: Collection[Kind], limit: int) -> list[Record]:
-        """The newest active records of the given kinds visible in ``scope``."""
-        ...
-
-    # -- updates ------------------------------------------------------------------------
-    def touch(self, record_ids: Collection[str], *, at: datetime) -> None:
-        """Count one more access for each record and set its last access to ``at``."""
-        ...
-
-    def record_feedback(
-        self, *, used: Collection[str], ignored: Collection[str], at: datetime
-    ) -> None:
-        """Count a use or an ignore for each record and log the uses with their time."""
-        ...
-
-    def uses_since(self, record_ids: Collection[str], since: datetime) -> dict[str, int]:
-        """How many logged uses each record had at or after ``since``."""
-        ...
-
-    def update_records(
-        self,
-        record_ids: Collection[str],
-        *,
-        at: datetime,
-        tier: Tier | None = None,
-        status: Status | None = None,
-        pinned: bool | None = None,
-        valid_to: datetime | None = None,
-        superseded_by: str | None = None,
-        tags: Any = None,
-    ) -> None:
-        """Set the given fields on every listed record (tier/status also stamp their time)."""
-        ...
-
-    def delete_records(self, record_ids: Collection[str]) -> list[str]:
-        """Remove records for good with their provenance, links and vectors."""
-        ...
-
-    def delete_episodes(self, episode_ids: Collection[str]) -> list[str]:
-        """Remove episodes for good (only the right to be forgotten does this).
-
-        Their ids are remembered (ids only, no content) so that a replayed turn is
-        not stored again: ``existing_episode_ids`` reports them and ``write_turns``
-        skips them.
-        """
-        ...
-
-    def derived_from(self, source_ids: Collection[str]) -> list[str]:
-        """Ids of every record whose provenance names one of ``source_ids``."""
-        ...
-
-    def delete_scope(self, scope: Scope) -> dict[str, int]:
-        """Remove everything visible in ``scope`` and every trace of it elsewhere: records
-        derived from its records (summaries, procedures, transitively), audit entries and
-        conflicts that name a removed record, and the cards of broader scopes (written from
-        its notes; the Memory rewrites them). Nothing of it may stay readable in the store,
-        indexes included. Returns counts per table."""
-        ...
-
-    # -- links ----------------------------------------------------------------------------
-    def reinforce_links(
-        self, pairs: Sequence[tuple[str, str, str]], *, delta: float, at: datetime
-    ) -> None:
-        """Add ``delta`` (capped at 1) to each (a, b, kind) link, creating missing ones."""
-        ...
-
-    def links_of(self, record_ids: Collection[str], *, min_weight: float) -> list[Link]: ...
-
-    def decay_links(self, *, factor: float, at: datetime) -> None: ...
-
-    def prune_links(self, *, min_weight: float) -> int: ...
-
-    # -- bookkeeping ----------------------------------------------------------------------
-    def append_audit(self, entries: Sequence[AuditEntry]) -> None: ...
-
-    def audit_log(self, scope: Scope | None, *, limit: int) -> list[AuditEntry]: ...
-
-    def log_recall(self, log: RecallLog) -> None: ...
-
-    def get_recall(self, recall_id: str) -> RecallLog | None: ...
-
-    def mark_recall_feedback(self, recall_id: str, *, at: datetime) -> bool:
-        """Mark a recall as answered; False if it already had feedback."""
-        ...
-
-    def add_conflict(self, conflict: Conflict) -> None: ...
-
-    def conflicts(self, scope: Scope | None, *, open_only: bool) -> list[Conflict]: ...
-
-    def resolve_conflict(self, conflict_id: str, *, resolution: str, at: datetime) -> None: ...
-
-    def get_card(self, scope: Scope, kind: str) -> Card | None: ...
-
-    def put_card(self, card: Card) -> None: ...
-
-    def close(self) -> None: ...

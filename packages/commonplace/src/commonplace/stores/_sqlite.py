@@ -18,6 +18,7 @@ import json
 import sqlite3
 from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,10 +26,9 @@ import numpy as np
 from .._clock import to_epoch
 from .._records import Episode, Kind, Record, Status, Tags, Tier
 from .._scope import Scope
-from .._text import keyword_coverage
 from ..embedders import Vectors
 from ..errors import InvalidInputError
-from ._protocol import Candidate, RecordQuery, TurnWrite
+from ._protocol import Hit, RecordQuery, TurnWrite
 from ._sqlite_ledger import SQLiteLedger
 from ._sqlite_links import SQLiteLinks
 from ._sqlite_reembed import SQLiteReembed
@@ -47,31 +47,37 @@ from ._sqlite_rows import (
 )
 from ._vector_index import VectorIndex
 
+_COUNTER_SETS = {
+    "access": "access_count = access_count + 1, last_access = max(last_access, ?)",
+    "used": "used_count = used_count + 1, last_access = max(last_access, ?)",
+    "ignored": "ignored_count = ignored_count + 1",
+}
+
 # Keyword search asks FTS5 for a few more rows than it needs (the status filter runs
 # after ranking), and is satisfied once the all-words search found this many.
 _KEYWORD_OVERFETCH = 2
 _KEYWORD_ENOUGH = 10
 
 
-class SQLiteBackend(SQLiteLedger, SQLiteLinks, SQLiteReembed):
+class SQLiteBackend(SQLiteLinks, SQLiteReembed):
     """A commonplace store in one SQLite file (or in memory with ``":memory:"``)."""
 
-    # -- episodes and records -----------------------------------------------------------
+    def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
+        super().__init__(path, timeout=timeout)
+        self._ledger = SQLiteLedger(self)
 
-    def existing_episode_ids(self, ids: Collection[str]) -> set[str]:
-        found: set[str] = set()
-        with self._reading() as db:
-            for chunk in chunks(list(ids)):
-                q = marks(len(chunk))
-                found.update(
-                    row[0]
-                    for row in db.execute(
-                        f"SELECT id FROM episodes WHERE id IN ({q}) "
-                        f"UNION SELECT id FROM forgotten WHERE id IN ({q})",
-                        chunk + chunk,
-                    )
-                )
-        return found
+    def __enter__(self) -> SQLiteBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def ledger(self) -> SQLiteLedger:
+        """The store's ledger (one table beside the records)."""
+        return self._ledger
+
+    # -- episodes and records -----------------------------------------------------------
 
     def write_turns(self, turns: Sequence[TurnWrite], vectors: Vectors | None) -> list[bool]:
         notes = sum(1 for t in turns if t.note is not None)
@@ -82,11 +88,6 @@ class SQLiteBackend(SQLiteLedger, SQLiteLinks, SQLiteReembed):
         with self._transaction() as db:
             for turn in turns:
                 ep = turn.episode
-                if db.execute("SELECT 1 FROM forgotten WHERE id = ?", (ep.id,)).fetchone():
-                    fresh.append(False)  # forgotten on request: never stored again
-                    if turn.note is not None:
-                        row += 1
-                    continue
                 cursor = db.execute(
                     f"INSERT OR IGNORE INTO episodes ({EPISODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
                     (
@@ -112,6 +113,12 @@ class SQLiteBackend(SQLiteLedger, SQLiteLinks, SQLiteReembed):
                 if is_new and turn.superseded_at is not None and turn.note is not None:
                     newer, when = turn.superseded_at
                     self._supersede(db, [turn.note.id], newer, when)
+                if is_new and turn.invalidates:
+                    db.execute(
+                        "UPDATE records SET status = 'invalid', status_since = ? "
+                        f"WHERE id IN ({marks(len(turn.invalidates))})",
+                        (to_epoch(ep.at), *turn.invalidates),
+                    )
         return fresh
 
     def _merge(
@@ -142,39 +149,30 @@ class SQLiteBackend(SQLiteLedger, SQLiteLinks, SQLiteReembed):
             f"WHERE id IN ({q}) AND superseded_by IS NULL",
             (when, new_id, when, *old_ids),
         )
-        # a summary built on a superseded fact no longer holds
-        db.execute(
-            "UPDATE records SET status = 'invalid', status_since = ? WHERE kind = 'summary' "
-            "AND status = 'active' AND id IN (SELECT record_id FROM provenance "
-            f"WHERE source_id IN ({q}))",
-            (when, *old_ids),
-        )
 
-    def add_records(self, records: Sequence[Record], vectors: Vectors) -> None:
+    def put_records(
+        self, records: Sequence[Record], vectors: Vectors, *, replace: bool = False
+    ) -> None:
         if len(records) != len(vectors):
-            raise InvalidInputError("add_records needs exactly one vector per record")
+            raise InvalidInputError("put_records needs exactly one vector per record")
         with self._transaction() as db:
             for record, vector in zip(records, vectors):
+                if replace:
+                    old = db.execute(
+                        "SELECT seq FROM records WHERE id = ?", (record.id,)
+                    ).fetchone()
+                    if old is not None:
+                        db.execute("DELETE FROM records WHERE id = ?", (record.id,))
+                        db.execute("DELETE FROM provenance WHERE record_id = ?", (record.id,))
+                        if self._index is not None:
+                            self._index.discard({old[0]})
                 try:
                     self._insert_record(db, record, vector)
                 except sqlite3.IntegrityError as exc:  # the whole call is rolled back
                     raise InvalidInputError(
                         f"a record with id {record.id!r} already exists; derived records need "
-                        "new ids (replace_records replaces existing ones)"
+                        "new ids (put_records(..., replace=True) replaces existing ones)"
                     ) from exc
-
-    def replace_records(self, records: Sequence[Record], vectors: Vectors) -> None:
-        if len(records) != len(vectors):
-            raise InvalidInputError("replace_records needs exactly one vector per record")
-        with self._transaction() as db:
-            for record, vector in zip(records, vectors):
-                old = db.execute("SELECT seq FROM records WHERE id = ?", (record.id,)).fetchone()
-                if old is not None:
-                    db.execute("DELETE FROM records WHERE id = ?", (record.id,))
-                    db.execute("DELETE FROM provenance WHERE record_id = ?", (record.id,))
-                    if self._index is not None:
-                        self._index.discard({old[0]})
-                self._insert_record(db, record, vector)
 
     def _insert_record(self, db: sqlite3.Connection, record: Record, vector: Vectors) -> None:
         db.execute(
@@ -186,33 +184,32 @@ class SQLiteBackend(SQLiteLedger, SQLiteLinks, SQLiteReembed):
             [(record.id, source) for source in record.provenance],
         )
 
-    def get_episode(self, episode_id: str) -> Episode | None:
+    def get_episodes(self, episode_ids: Collection[str]) -> list[Episode]:
+        out: list[Episode] = []
         with self._reading() as db:
-            row = db.execute(
-                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?", (episode_id,)
-            ).fetchone()
-        return None if row is None else episode_from_row(row)
+            for chunk in chunks(list(episode_ids)):
+                rows = db.execute(
+                    f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id IN ({marks(len(chunk))})",
+                    chunk,
+                ).fetchall()
+                out.extend(episode_from_row(r) for r in rows)
+        return out
 
-    def get_episodes(
-        self, scope: Scope, *, limit: int, before_seq: int | None = None
+    def recent_episodes(
+        self, scope: Scope | None, *, limit: int, before: str | None = None
     ) -> list[Episode]:
         where, params = scope_clause(scope)
         with self._reading() as db:
+            start = 2**62
+            if before is not None:
+                found = db.execute("SELECT seq FROM episodes WHERE id = ?", (before,)).fetchone()
+                start = found[0] if found is not None else 0
             rows = db.execute(
                 f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {where} AND seq < ? "
                 "ORDER BY seq DESC LIMIT ?",
-                (*params, before_seq if before_seq is not None else 2**62, limit),
+                (*params, start, limit),
             ).fetchall()
         return [episode_from_row(r) for r in rows]
-
-    def get_record(self, record_id: str, *, any_status: bool = False) -> Record | None:
-        status = "" if any_status else "AND status = 'active'"
-        with self._reading() as db:
-            rows = db.execute(
-                f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ? {status}", (record_id,)
-            ).fetchall()
-            records = self._records(db, rows)
-        return records[0] if records else None
 
     def get_records(self, record_ids: Collection[str]) -> list[Record]:
         out: list[Record] = []
@@ -229,18 +226,23 @@ class SQLiteBackend(SQLiteLedger, SQLiteLinks, SQLiteReembed):
         where, params = _record_filter(query)
         # tier queries ask for the few hot records: the status index finds them directly
         source = "records INDEXED BY records_status" if query.tiers is not None else "records"
-        last = 0
-        while True:
+        order, after = ("DESC", "<") if query.newest_first else ("ASC", ">")
+        last = 2**62 if query.newest_first else 0
+        left = query.limit
+        while left is None or left > 0:
+            size = batch if left is None else min(batch, left)
             with self._reading() as db:
                 rows = db.execute(
-                    f"SELECT {RECORD_COLUMNS} FROM {source} WHERE {where} AND seq > ? "
-                    "ORDER BY seq LIMIT ?",
-                    (*params, last, batch),
+                    f"SELECT {RECORD_COLUMNS} FROM {source} WHERE {where} AND seq {after} ? "
+                    f"ORDER BY seq {order} LIMIT ?",
+                    (*params, last, size),
                 ).fetchall()
                 records = self._records(db, rows)
             if not rows:
                 return
             last = rows[-1][0]
+            if left is not None:
+                left -= len(rows)
             yield from records
 
     def count(self, scope: Scope | None, kind: Kind) -> int:
@@ -285,14 +287,14 @@ class SQLiteBackend(SQLiteLedger, SQLiteLinks, SQLiteReembed):
         text: str | None,
         limit: int,
         kinds: Collection[Kind] = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE),
-    ) -> list[Candidate]:
+    ) -> list[Hit]:
         with self._reading() as db:
             index = self._catch_up(db)
             if index is None:
                 return []
             hits = dict(index.search(scope, vector, limit=limit))
-            keyword = self._keyword_hits(db, scope, text, limit) if text else {}
-            for seq in keyword.keys() - hits.keys():  # keyword-only hits need their cosine
+            keyword = self._keyword_hits(db, scope, text, limit) if text else set()
+            for seq in keyword - hits.keys():  # keyword-only hits need their cosine
                 found = index.similarity(seq, vector)
                 if found is not None:
                     hits[seq] = found
@@ -312,29 +314,27 @@ class SQLiteBackend(SQLiteLedger, SQLiteLinks, SQLiteReembed):
                 for row, record in zip(rows, self._records(db, rows)):
                     by_seq[row[0]] = record
         ordered = sorted(by_seq, key=lambda s: -hits[s])
-        return [Candidate(by_seq[s], hits[s], keyword.get(s, 0.0)) for s in ordered]
+        return [Hit(by_seq[s], hits[s], s in keyword) for s in ordered]
 
     def _keyword_hits(
         self, db: sqlite3.Connection, scope: Scope, text: str, limit: int
-    ) -> dict[int, float]:
-        """BM25 finds the candidates; their keyword score is the share of query terms they hold
-        (bounded and comparable across queries, unlike raw BM25).
+    ) -> set[int]:
+        """BM25 finds the candidates (the core scores how well each matches).
 
         Records holding every query word are asked for first; the costlier any-word search
         (BM25 over every record that shares one word) runs only when those are few.
         """
         where, params = scope_clause(scope, "r")
-        hits: dict[int, float] = {}
+        hits: set[int] = set()
         for match in fts_queries(text, scope):
             rows = db.execute(
-                "SELECT r.seq, r.search FROM (SELECT rowid, rank FROM records_fts "
+                "SELECT r.seq FROM (SELECT rowid, rank FROM records_fts "
                 "WHERE records_fts MATCH ? ORDER BY rank LIMIT ?) AS f "
                 "JOIN records r ON r.seq = f.rowid "
                 f"WHERE r.status = 'active' AND {where} ORDER BY f.rank",
                 (match, _KEYWORD_OVERFETCH * limit, *params),
             ).fetchall()
-            for seq, search in rows[: limit - len(hits)]:
-                hits.setdefault(seq, keyword_coverage(text, search))
+            hits.update(seq for (seq,) in rows[: limit - len(hits)])
             if len(hits) >= _KEYWORD_ENOUGH:
                 break
         return hits
@@ -410,64 +410,7 @@ class SQLiteBackend(SQLiteLedger, SQLiteLinks, SQLiteReembed):
             index.add(parts, np.asarray(seqs, np.int64), matrix)
         return index
 
-    def recent_records(self, scope: Scope, *, kinds: Collection[Kind], limit: int) -> list[Record]:
-        where, params = scope_clause(scope)
-        with self._reading() as db:
-            rows = db.execute(
-                f"SELECT {RECORD_COLUMNS} FROM records WHERE {where} "
-                f"AND kind IN ({marks(len(kinds))}) AND status = 'active' "
-                "ORDER BY seq DESC LIMIT ?",
-                (*params, *(k.value for k in kinds), limit),
-            ).fetchall()
-            return self._records(db, rows)
-
     # -- updates ------------------------------------------------------------------------
-
-    def touch(self, record_ids: Collection[str], *, at: datetime) -> None:
-        if not record_ids:
-            return
-        with self._transaction() as db:
-            for chunk in chunks(list(record_ids)):
-                # relative increments in one statement: concurrent recalls never lose a count
-                db.execute(
-                    "UPDATE records SET access_count = access_count + 1, "
-                    f"last_access = max(last_access, ?) WHERE id IN ({marks(len(chunk))})",
-                    (to_epoch(at), *chunk),
-                )
-
-    def record_feedback(
-        self, *, used: Collection[str], ignored: Collection[str], at: datetime
-    ) -> None:
-        with self._transaction() as db:
-            for chunk in chunks(list(used)):
-                db.execute(
-                    "UPDATE records SET used_count = used_count + 1, "
-                    f"last_access = max(last_access, ?) WHERE id IN ({marks(len(chunk))})",
-                    (to_epoch(at), *chunk),
-                )
-            db.executemany(
-                "INSERT INTO uses (record_id, at) VALUES (?, ?)",
-                [(rid, to_epoch(at)) for rid in used],
-            )
-            for chunk in chunks(list(ignored)):
-                db.execute(
-                    "UPDATE records SET ignored_count = ignored_count + 1 "
-                    f"WHERE id IN ({marks(len(chunk))})",
-                    chunk,
-                )
-
-    def uses_since(self, record_ids: Collection[str], since: datetime) -> dict[str, int]:
-        out: dict[str, int] = {}
-        with self._reading() as db:
-            for chunk in chunks(list(record_ids)):
-                out.update(
-                    db.execute(
-                        f"SELECT record_id, count(*) FROM uses WHERE record_id IN "
-                        f"({marks(len(chunk))}) AND at >= ? GROUP BY record_id",
-                        (*chunk, to_epoch(since)),
-                    )
-                )
-        return out
 
     def update_records(
         self,
@@ -479,10 +422,20 @@ class SQLiteBackend(SQLiteLedger, SQLiteLinks, SQLiteReembed):
         pinned: bool | None = None,
         valid_to: datetime | None = None,
         superseded_by: str | None = None,
-        tags: Any = None,
+        tags: Tags | None = None,
+        counter: str | None = None,
     ) -> None:
         sets: list[str] = []
         values: list[Any] = []
+        if counter is not None:
+            if counter not in _COUNTER_SETS:
+                raise InvalidInputError(
+                    f"counter must be one of {sorted(_COUNTER_SETS)}, not {counter!r}"
+                )
+            # relative increments in one statement: concurrent writers never lose a count
+            sets.append(_COUNTER_SETS[counter])
+            if counter != "ignored":
+                values.append(to_epoch(at))
         if tier is not None:
             sets += ["tier = ?", "tier_since = ?"]
             values += [tier.value, to_epoch(at)]
@@ -510,9 +463,33 @@ class SQLiteBackend(SQLiteLedger, SQLiteLinks, SQLiteReembed):
                     (*values, *chunk),
                 )
 
-    def delete_records(self, record_ids: Collection[str]) -> list[str]:
+    def delete(
+        self,
+        *,
+        records: Collection[str] = (),
+        episodes: Collection[str] = (),
+        erase: bool = False,
+    ) -> dict[str, list[str]]:
+        if not erase:
+            with self._transaction() as db:
+                return {
+                    "records": self._delete_records(db, records),
+                    "episodes": self._delete_episodes(db, episodes),
+                }
+        # freed pages are always zeroed (secure_delete is on for the connection); erasing
+        # also drops what the FTS5 index and the write-ahead log still hold
         with self._transaction() as db:
-            return self._delete_records(db, record_ids)
+            removed = {
+                "records": self._delete_records(db, records),
+                "episodes": self._delete_episodes(db, episodes),
+            }
+            # FTS5 keeps the terms of deleted rows in old segments until they are merged
+            db.execute("INSERT INTO records_fts (records_fts) VALUES ('optimize')")
+        if self._path != ":memory:":  # and old log frames still hold the deleted pages
+            with self._lock, self._translate_errors():
+                self._check_open()
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        return removed
 
     def _delete_records(self, db: sqlite3.Connection, record_ids: Collection[str]) -> list[str]:
         removed: list[str] = []
@@ -527,77 +504,20 @@ class SQLiteBackend(SQLiteLedger, SQLiteLinks, SQLiteReembed):
             db.execute(f"DELETE FROM records WHERE id IN ({q})", ids)
             db.execute(f"DELETE FROM provenance WHERE record_id IN ({q})", ids)
             db.execute(f"DELETE FROM links WHERE a IN ({q}) OR b IN ({q})", ids + ids)
-            db.execute(f"DELETE FROM uses WHERE record_id IN ({q})", ids)
             removed.extend(ids)
             if self._index is not None:
                 self._index.discard({seq for seq, _ in found})
         return removed
 
-    def delete_episodes(self, episode_ids: Collection[str]) -> list[str]:
+    def _delete_episodes(self, db: sqlite3.Connection, episode_ids: Collection[str]) -> list[str]:
         removed: list[str] = []
-        with self._transaction() as db:
-            for chunk in chunks(list(episode_ids)):
-                found = [
-                    r[0]
-                    for r in db.execute(
-                        f"SELECT id FROM episodes WHERE id IN ({marks(len(chunk))})", chunk
-                    )
-                ]
-                db.execute(f"DELETE FROM episodes WHERE id IN ({marks(len(found))})", found)
-                db.executemany(
-                    "INSERT OR IGNORE INTO forgotten (id) VALUES (?)", [(f,) for f in found]
-                )
-                removed.extend(found)
+        for chunk in chunks(list(episode_ids)):
+            q = marks(len(chunk))
+            removed += [
+                r[0] for r in db.execute(f"SELECT id FROM episodes WHERE id IN ({q})", chunk)
+            ]
+            db.execute(f"DELETE FROM episodes WHERE id IN ({q})", chunk)
         return removed
-
-    def derived_from(self, source_ids: Collection[str]) -> list[str]:
-        with self._reading() as db:
-            return self._derived_from(db, source_ids)
-
-    def _derived_from(self, db: sqlite3.Connection, source_ids: Collection[str]) -> list[str]:
-        out: list[str] = []
-        for chunk in chunks(list(source_ids)):
-            out.extend(
-                r[0]
-                for r in db.execute(
-                    "SELECT DISTINCT record_id FROM provenance WHERE source_id IN "
-                    f"({marks(len(chunk))})",
-                    chunk,
-                )
-            )
-        return out
-
-    def delete_scope(self, scope: Scope) -> dict[str, int]:
-        where, params = scope_clause(scope)
-        with self._lock, self._translate_errors():
-            self._check_open()
-            self._db.execute("PRAGMA secure_delete = ON")  # zero what is freed, not only unlink
-            try:
-                return self._delete_scope(where, params)
-            finally:
-                self._db.execute("PRAGMA secure_delete = OFF")
-
-    def _delete_scope(self, where: str, params: tuple[str, ...]) -> dict[str, int]:
-        with self._transaction() as db:
-            rows = db.execute(
-                f"SELECT id, scope_user, scope_agent, scope_thread FROM records WHERE {where}",
-                params,
-            ).fetchall()
-            doomed = {r[0] for r in rows}
-            frontier = set(doomed)
-            while frontier:  # what was derived from them elsewhere, transitively
-                derived = set(self._derived_from(db, frontier)) - doomed
-                doomed |= derived
-                frontier = derived
-            counts = {"records": len(self._delete_records(db, doomed))}
-            for table in ("episodes", "audit", "recalls", "conflicts", "cards"):
-                counts[table] = db.execute(f"DELETE FROM {table} WHERE {where}", params).rowcount
-            counts["audit"] += self._delete_traces(db, doomed, {r[1:] for r in rows})
-            # FTS5 keeps the terms of deleted rows in old segments until they are merged
-            db.execute("INSERT INTO records_fts (records_fts) VALUES ('optimize')")
-        if self._path != ":memory:":  # and old log frames still hold the deleted pages
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        return counts
 
 
 def _record_filter(query: RecordQuery) -> tuple[str, tuple[Any, ...]]:
@@ -625,4 +545,10 @@ def _record_filter(query: RecordQuery) -> tuple[str, tuple[Any, ...]]:
     if query.created_before is not None:
         clauses.append("created_at < ?")
         params.append(to_epoch(query.created_before))
+    if query.sources is not None:
+        sources = list(query.sources)
+        clauses.append(
+            f"id IN (SELECT record_id FROM provenance WHERE source_id IN ({marks(len(sources))}))"
+        )
+        params += sources
     return " AND ".join(clauses), tuple(params)

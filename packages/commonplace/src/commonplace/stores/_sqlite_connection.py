@@ -76,6 +76,9 @@ class SQLiteConnection:
         version = self._check_header()
         with self._translate_errors():
             self._db.execute("PRAGMA busy_timeout = 30000")
+            # what is deleted is zeroed, not only unlinked: forgetting must leave nothing
+            # readable in the file (the ledger, the records and the indexes alike)
+            self._db.execute("PRAGMA secure_delete = ON")
             if self._path != ":memory:":
                 self._enable_wal()
                 # WAL with synchronous=NORMAL survives a killed process; FULL adds power loss.

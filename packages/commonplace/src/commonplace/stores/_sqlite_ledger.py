@@ -1,241 +1,172 @@
-"""The SQLite store's ledger: the audit log, recall logs, conflicts and cards.
+"""The SQLite store's ledger: keyed entries beside the records, one table.
 
-Bookkeeping about the records rather than the records themselves: each kind is a table of
-its own, written and read whole, never searched, so it is apart from the record store. Only
-forgetting crosses over: ``delete_scope`` there clears what these tables say about the
-records it removes through ``_delete_traces`` here.
+The core keeps its audit log, recall logs, conflicts, cards, use log and the ids of
+forgotten turns here (see ``Store``); this module only stores and finds entries. The
+ids an entry names (``refs``) sit in a table of their own, indexed, so the use log of a
+thousand records or the traces of a forgotten one are found without a scan.
 """
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
+from typing import Any
 
 from .._clock import to_epoch
 from .._scope import Scope
-from ._protocol import AuditEntry, Card, Conflict, RecallLog
+from ._protocol import LedgerEntry
 from ._sqlite_connection import SQLiteConnection
-from ._sqlite_rows import (
-    chunks,
-    decoding,
-    marks,
-    maybe_datetime,
-    maybe_epoch,
-    scope_clause,
-    scope_from_parts,
-)
+from ._sqlite_rows import chunks, decoding, marks, maybe_datetime, scope_clause, scope_from_parts
+
+_WRITTEN = "kind, key, scope_user, scope_agent, scope_thread, at, data, refs"
+_COLUMNS = "seq, kind, key, scope_user, scope_agent, scope_thread, at, data, refs"
 
 
-class SQLiteLedger(SQLiteConnection):
-    """The audit log, recall logs, conflicts and cards, for
-    :class:`~commonplace.stores.SQLiteBackend`."""
+class SQLiteLedger:
+    """The :class:`~commonplace.stores.Ledger` of an SQLite store (its ``ledger``)."""
 
-    # -- the audit log ------------------------------------------------------------------
+    def __init__(self, store: SQLiteConnection) -> None:
+        self._store = store
 
-    def append_audit(self, entries: Sequence[AuditEntry]) -> None:
-        with self._transaction() as db:
-            db.executemany(
-                "INSERT INTO audit (at, scope_user, scope_agent, scope_thread, action, rule, "
-                "record_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (to_epoch(e.at), *e.scope.parts(), e.action, e.rule, e.record_id, e.detail)
-                    for e in entries
-                ],
-            )
-
-    def audit_log(self, scope: Scope | None, *, limit: int) -> list[AuditEntry]:
-        where, params = scope_clause(scope)
-        with self._reading() as db:
-            rows = db.execute(
-                "SELECT at, scope_user, scope_agent, scope_thread, action, rule, record_id, "
-                f"detail FROM audit WHERE {where} ORDER BY seq DESC LIMIT ?",
-                (*params, limit),
-            ).fetchall()
-        with decoding("audit entry"):
-            return [
-                AuditEntry(
-                    maybe_datetime(at) or datetime.min,
-                    scope_from_parts(u, a, t),
-                    action,
-                    rule,
-                    rid,
-                    detail,
+    def put(self, entries: Sequence[LedgerEntry], *, replace: bool = True) -> builtins.list[bool]:
+        written: builtins.list[bool] = []
+        with self._store._transaction() as db:
+            for e in entries:
+                parts = e.scope.parts() if e.scope is not None else ("", "", "")
+                values = (
+                    e.kind,
+                    e.key,
+                    *parts,
+                    to_epoch(e.at),
+                    _encoded(e.data),
+                    json.dumps(list(e.refs), ensure_ascii=False),
                 )
-                for at, u, a, t, action, rule, rid, detail in rows
-            ]
-
-    # -- recall logs --------------------------------------------------------------------
-
-    def log_recall(self, log: RecallLog) -> None:
-        ids = {"retrieved": list(log.item_ids), "shown": list(log.shown_ids)}
-        with self._transaction() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO recalls (id, scope_user, scope_agent, scope_thread, at, "
-                "item_ids, feedback_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    log.id,
-                    *log.scope.parts(),
-                    to_epoch(log.at),
-                    json.dumps(ids),
-                    maybe_epoch(log.feedback_at),
-                ),
-            )
-
-    def get_recall(self, recall_id: str) -> RecallLog | None:
-        with self._reading() as db:
-            row = db.execute(
-                "SELECT id, scope_user, scope_agent, scope_thread, at, item_ids, feedback_at "
-                "FROM recalls WHERE id = ?",
-                (recall_id,),
-            ).fetchone()
-        if row is None:
-            return None
-        rid, u, a, t, at, items, feedback = row
-        with decoding("recall log"):
-            ids = json.loads(items)
-            return RecallLog(
-                rid,
-                scope_from_parts(u, a, t),
-                maybe_datetime(at) or datetime.min,
-                tuple(ids["retrieved"]),
-                maybe_datetime(feedback),
-                tuple(ids["shown"]),
-            )
-
-    def mark_recall_feedback(self, recall_id: str, *, at: datetime) -> bool:
-        with self._transaction() as db:
-            return (
-                db.execute(
-                    "UPDATE recalls SET feedback_at = ? WHERE id = ? AND feedback_at IS NULL",
-                    (to_epoch(at), recall_id),
-                ).rowcount
-                == 1
-            )
-
-    # -- conflicts ----------------------------------------------------------------------
-
-    def add_conflict(self, conflict: Conflict) -> None:
-        with self._transaction() as db:
-            db.execute(
-                "INSERT OR IGNORE INTO conflicts (id, scope_user, scope_agent, scope_thread, "
-                "entity, reason, record_ids, created_at, resolved_at, resolution) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    conflict.id,
-                    *conflict.scope.parts(),
-                    conflict.entity,
-                    conflict.reason,
-                    json.dumps(list(conflict.record_ids)),
-                    to_epoch(conflict.created_at),
-                    maybe_epoch(conflict.resolved_at),
-                    conflict.resolution,
-                ),
-            )
-
-    def conflicts(self, scope: Scope | None, *, open_only: bool) -> list[Conflict]:
-        where, params = scope_clause(scope)
-        extra = " AND resolved_at IS NULL" if open_only else ""
-        with self._reading() as db:
-            rows = db.execute(
-                "SELECT id, scope_user, scope_agent, scope_thread, entity, reason, record_ids, "
-                f"created_at, resolved_at, resolution FROM conflicts WHERE {where}{extra} "
-                "ORDER BY created_at",
-                params,
-            ).fetchall()
-        with decoding("conflict"):
-            return [
-                Conflict(
-                    cid,
-                    scope_from_parts(u, a, t),
-                    entity,
-                    reason,
-                    tuple(json.loads(ids)),
-                    maybe_datetime(created) or datetime.min,
-                    maybe_datetime(resolved),
-                    resolution,
-                )
-                for cid, u, a, t, entity, reason, ids, created, resolved, resolution in rows
-            ]
-
-    def resolve_conflict(self, conflict_id: str, *, resolution: str, at: datetime) -> None:
-        with self._transaction() as db:
-            db.execute(
-                "UPDATE conflicts SET resolved_at = ?, resolution = ? WHERE id = ?",
-                (to_epoch(at), resolution, conflict_id),
-            )
-
-    # -- cards --------------------------------------------------------------------------
-
-    def get_card(self, scope: Scope, kind: str) -> Card | None:
-        with self._reading() as db:
-            row = db.execute(
-                "SELECT text, data, updated_at FROM cards WHERE scope_user = ? AND "
-                "scope_agent = ? AND scope_thread = ? AND kind = ?",
-                (*scope.parts(), kind),
-            ).fetchone()
-        if row is None:
-            return None
-        text, data, updated = row
-        with decoding("card"):
-            return Card(
-                scope, kind, text, maybe_datetime(updated) or datetime.min, json.loads(data)
-            )
-
-    def put_card(self, card: Card) -> None:
-        with self._transaction() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO cards (scope_user, scope_agent, scope_thread, kind, "
-                "text, data, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    *card.scope.parts(),
-                    card.kind,
-                    card.text,
-                    json.dumps(dict(card.data), ensure_ascii=False),
-                    to_epoch(card.updated_at),
-                ),
-            )
-
-    # -- forgetting ---------------------------------------------------------------------
-    # Called by the record store's ``delete_scope``, in its transaction.
-
-    def _delete_traces(
-        self, db: sqlite3.Connection, doomed: set[str], note_scopes: set[tuple[str, str, str]]
-    ) -> int:
-        """Outside a forgotten scope: audit entries and conflicts naming a removed record,
-        and the cards of broader scopes, which were written from its notes."""
-        audit = 0
-        for chunk in chunks(list(doomed)):
-            audit += db.execute(
-                f"DELETE FROM audit WHERE record_id IN ({marks(len(chunk))})", chunk
-            ).rowcount
-        stale = [
-            cid
-            for cid, ids in db.execute("SELECT id, record_ids FROM conflicts")
-            if doomed & _ids_in(ids)
-        ]
-        for chunk in chunks(stale):
-            db.execute(f"DELETE FROM conflicts WHERE id IN ({marks(len(chunk))})", chunk)
-        # a card is written from the notes its scope owns (``Scope.owns``): only those are
-        # stale; a card of the agent's anonymous runs never held a user's notes
-        for user, agent, thread in note_scopes:
-            note_scope = scope_from_parts(user, agent, thread)
-            cards = db.execute(
-                "SELECT scope_user, scope_agent, scope_thread FROM cards WHERE scope_user = ? "
-                "AND scope_agent IN ('', ?) AND scope_thread IN ('', ?)",
-                (user, agent, thread),
-            ).fetchall()
-            for parts in cards:
-                if any(parts) and scope_from_parts(*parts).owns(note_scope):
+                if replace:  # an upsert keeps the entry's place (its seq)
                     db.execute(
-                        "DELETE FROM cards WHERE scope_user = ? AND scope_agent = ? "
-                        "AND scope_thread = ?",
-                        parts,
+                        f"INSERT INTO ledger ({_WRITTEN}) VALUES ({marks(8)}) "
+                        "ON CONFLICT (kind, key) DO UPDATE SET scope_user = excluded.scope_user, "
+                        "scope_agent = excluded.scope_agent, scope_thread = "
+                        "excluded.scope_thread, at = excluded.at, data = excluded.data, "
+                        "refs = excluded.refs",
+                        values,
                     )
-        return audit
+                elif not db.execute(
+                    f"INSERT OR IGNORE INTO ledger ({_WRITTEN}) VALUES ({marks(8)})",
+                    values,
+                ).rowcount:
+                    written.append(False)
+                    continue
+                (seq,) = db.execute(
+                    "SELECT seq FROM ledger WHERE kind = ? AND key = ?", (e.kind, e.key)
+                ).fetchone()
+                db.execute("DELETE FROM ledger_refs WHERE seq = ?", (seq,))
+                db.executemany(
+                    "INSERT OR IGNORE INTO ledger_refs (kind, ref, seq) VALUES (?, ?, ?)",
+                    [(e.kind, ref, seq) for ref in e.refs],
+                )
+                written.append(True)
+        return written
+
+    def get(self, kind: str, key: str) -> LedgerEntry | None:
+        with self._store._reading() as db:
+            row = db.execute(
+                f"SELECT {_COLUMNS} FROM ledger WHERE kind = ? AND key = ?", (kind, key)
+            ).fetchone()
+            return None if row is None else _entries(db, [row])[0]
+
+    def list(
+        self,
+        kind: str,
+        *,
+        scope: Scope | None = None,
+        refs: Collection[str] | None = None,
+        since: datetime | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[LedgerEntry]:
+        where, params = scope_clause(scope)
+        clauses = [where, "kind = ?"]
+        values: builtins.list[Any] = [*params, kind]
+        if since is not None:
+            clauses.append("at >= ?")
+            values.append(to_epoch(since))
+        if refs is not None:
+            return self._by_refs(kind, refs, " AND ".join(clauses), values, limit)
+        with self._store._reading() as db:
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM ledger WHERE {' AND '.join(clauses)} "
+                "ORDER BY seq DESC LIMIT ?",
+                (*values, -1 if limit is None else limit),
+            ).fetchall()
+            return _entries(db, rows)
+
+    def _by_refs(
+        self,
+        kind: str,
+        refs: Collection[str],
+        where: str,
+        values: builtins.list[Any],
+        limit: int | None,
+    ) -> builtins.list[LedgerEntry]:
+        seqs: set[int] = set()
+        with self._store._reading() as db:
+            for chunk in chunks(list(refs)):
+                seqs.update(
+                    r[0]
+                    for r in db.execute(
+                        f"SELECT seq FROM ledger_refs WHERE kind = ? AND ref IN "
+                        f"({marks(len(chunk))})",
+                        (kind, *chunk),
+                    )
+                )
+            rows: builtins.list[Any] = []
+            for chunk in chunks(sorted(seqs)):
+                rows += db.execute(
+                    f"SELECT {_COLUMNS} FROM ledger WHERE {where} AND seq IN ({marks(len(chunk))})",
+                    (*values, *chunk),
+                ).fetchall()
+            rows.sort(key=lambda r: -r[0])
+            return _entries(db, rows[:limit] if limit is not None else rows)
+
+    def delete(self, kind: str, keys: Collection[str]) -> int:
+        removed = 0
+        with self._store._transaction() as db:
+            for chunk in chunks(list(keys)):
+                q = marks(len(chunk))
+                db.execute(
+                    "DELETE FROM ledger_refs WHERE seq IN (SELECT seq FROM ledger WHERE "
+                    f"kind = ? AND key IN ({q}))",
+                    (kind, *chunk),
+                )
+                removed += db.execute(
+                    f"DELETE FROM ledger WHERE kind = ? AND key IN ({q})", (kind, *chunk)
+                ).rowcount
+        return removed
+
+    def kinds(self) -> builtins.list[str]:
+        with self._store._reading() as db:
+            return [r[0] for r in db.execute("SELECT DISTINCT kind FROM ledger ORDER BY kind")]
 
 
-def _ids_in(encoded: str) -> set[str]:
-    with decoding("conflict"):
-        return set(json.loads(encoded))
+def _encoded(data: Any) -> str:
+    return json.dumps(dict(data), ensure_ascii=False, sort_keys=True)
+
+
+def _entries(db: sqlite3.Connection, rows: Sequence[Any]) -> builtins.list[LedgerEntry]:
+    out = []
+    with decoding("ledger entry"):
+        for _, kind, key, user, agent, thread, at, data, refs in rows:
+            scope = scope_from_parts(user, agent, thread) if (user or agent or thread) else None
+            out.append(
+                LedgerEntry(
+                    kind,
+                    key,
+                    scope,
+                    maybe_datetime(at) or datetime.min,
+                    json.loads(data),
+                    tuple(json.loads(refs)),
+                )
+            )
+    return out

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._records import Record
 from ..embedders import Vectors
-from ..errors import CorruptStoreError, EmbedderMismatchError, InvalidInputError, StoreError
+from ..errors import CorruptStoreError, EmbedderMismatchError, StoreError
 from ._protocol import EmbedderPin, ReembedState
 from ._sqlite_connection import SQLiteConnection
 from ._sqlite_rows import RECORD_COLUMNS, chunks, marks
@@ -107,15 +107,9 @@ class SQLiteReembed(SQLiteConnection):
     def reembed_stage(
         self, target: EmbedderPin, record_ids: Sequence[str], vectors: Vectors
     ) -> None:
+        # the shape and values were checked by the core (Store.reembed_stage)
         ids = list(record_ids)
         matrix = np.asarray(vectors, np.float32)
-        if matrix.shape != (len(ids), target.dim):
-            raise InvalidInputError(
-                f"reembed_stage got vectors of shape {matrix.shape} for {len(ids)} ids; it "
-                f"needs one row of {target.dim} (the target's dimension) per id"
-            )
-        if not np.all(np.isfinite(matrix)):
-            raise InvalidInputError("reembed_stage got NaN or infinite vector values")
         with self._transaction() as db:
             _check_reembedding(db, target)
             live: set[str] = set()

@@ -157,5 +157,71 @@ def _v2(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2)
+_V3 = (
+    # one ledger for the core's bookkeeping (see Store), instead of a table per kind
+    """CREATE TABLE ledger (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, key TEXT NOT NULL,
+        scope_user TEXT NOT NULL, scope_agent TEXT NOT NULL, scope_thread TEXT NOT NULL,
+        at REAL NOT NULL, data TEXT NOT NULL, refs TEXT NOT NULL,
+        UNIQUE (kind, key)
+    )""",
+    "CREATE INDEX ledger_scope ON ledger (kind, scope_user, scope_agent, scope_thread)",
+    """CREATE TABLE ledger_refs (
+        kind TEXT NOT NULL, ref TEXT NOT NULL, seq INTEGER NOT NULL,
+        PRIMARY KEY (kind, ref, seq)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX ledger_refs_seq ON ledger_refs (seq)",
+    # the v2 tables' rows, in their order, in the shape Store writes
+    """INSERT INTO ledger (kind, key, scope_user, scope_agent, scope_thread, at, data, refs)
+    SELECT 'audit', 'v2-' || seq, scope_user, scope_agent, scope_thread, at,
+        json_object('action', action, 'rule', rule, 'record_id', record_id, 'detail', detail),
+        json_array(record_id)
+    FROM audit ORDER BY seq""",
+    """INSERT INTO ledger (kind, key, scope_user, scope_agent, scope_thread, at, data, refs)
+    SELECT 'recall', id, scope_user, scope_agent, scope_thread, at,
+        json_object('retrieved', json(item_ids) -> '$.retrieved',
+                    'shown', json(item_ids) -> '$.shown'), '[]'
+    FROM recalls ORDER BY at""",
+    """INSERT INTO ledger (kind, key, scope_user, scope_agent, scope_thread, at, data, refs)
+    SELECT 'recall_feedback', id, scope_user, scope_agent, scope_thread, feedback_at, '{}', '[]'
+    FROM recalls WHERE feedback_at IS NOT NULL ORDER BY at""",
+    """INSERT INTO ledger (kind, key, scope_user, scope_agent, scope_thread, at, data, refs)
+    SELECT 'conflict', id, scope_user, scope_agent, scope_thread, created_at,
+        json_object('entity', entity, 'reason', reason, 'record_ids', json(record_ids),
+                    'resolved_at', commonplace_iso(resolved_at), 'resolution', resolution),
+        record_ids
+    FROM conflicts ORDER BY created_at""",
+    """INSERT INTO ledger (kind, key, scope_user, scope_agent, scope_thread, at, data, refs)
+    SELECT 'card', json_array(kind, scope_user, scope_agent, scope_thread), scope_user,
+        scope_agent, scope_thread, updated_at,
+        json_object('kind', kind, 'text', text, 'data', json(data)), '[]'
+    FROM cards""",
+    """INSERT INTO ledger (kind, key, scope_user, scope_agent, scope_thread, at, data, refs)
+    SELECT 'use', 'v2-' || rowid, '', '', '', at, '{}', json_array(record_id)
+    FROM uses ORDER BY rowid""",
+    """INSERT INTO ledger (kind, key, scope_user, scope_agent, scope_thread, at, data, refs)
+    SELECT 'forgotten', id, '', '', '', 0, '{}', json_array(id) FROM forgotten""",
+    """INSERT INTO ledger_refs (kind, ref, seq)
+    SELECT DISTINCT ledger.kind, j.value, ledger.seq FROM ledger, json_each(ledger.refs) AS j""",
+    "DROP TABLE audit",
+    "DROP TABLE recalls",
+    "DROP TABLE conflicts",
+    "DROP TABLE cards",
+    "DROP TABLE uses",
+    "DROP TABLE forgotten",
+)
+
+
+def _v3(db: sqlite3.Connection) -> None:
+    from .._clock import from_epoch
+
+    def iso(seconds: float | None) -> str | None:
+        return None if seconds is None else from_epoch(seconds).isoformat()
+
+    db.create_function("commonplace_iso", 1, iso, deterministic=True)
+    for statement in _V3:
+        db.execute(statement)
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3)
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -16,7 +16,7 @@ from .._records import Kind, Record
 from .._scope import Scope, owner_scope
 from .._tokens import count_tokens
 from ..errors import PluginError
-from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Backend, Card, RecordQuery
+from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Card, RecordQuery, Store
 from ._profile import ProfileCard, enforce_sticky, render_card, update_card
 
 _RECENT_FOR_VOICE = 20
@@ -25,7 +25,7 @@ _RECENT_FOR_VOICE = 20
 class CardKeeper:
     """Rewrites profile cards and rolling summaries when enough new notes arrived."""
 
-    def __init__(self, *, backend: Backend, rules: ProfileRules, hooks: pluggy.HookRelay) -> None:
+    def __init__(self, *, backend: Store, rules: ProfileRules, hooks: pluggy.HookRelay) -> None:
         self._backend = backend
         self._rules = rules
         self._hooks = hooks

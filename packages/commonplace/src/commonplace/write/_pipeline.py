@@ -37,7 +37,7 @@ from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
 from ..errors import PluginError
 from ..read._flags import negated
-from ..stores import Backend, Conflict, RecordQuery, TurnWrite
+from ..stores import Conflict, RecordQuery, Store, TurnWrite
 from . import _lexicon as lex
 from ._types import NoteDraft, Skip, Turn, WriteResult
 from ._updates import about, retracted, takes_back
@@ -95,7 +95,7 @@ class WritePipeline:
     """Turns a batch of validated turns into one backend transaction."""
 
     def __init__(
-        self, *, backend: Backend, embedder: Embedder, config: Config, hooks: pluggy.HookRelay
+        self, *, backend: Store, embedder: Embedder, config: Config, hooks: pluggy.HookRelay
     ) -> None:
         self._backend = backend
         self._embedder = embedder

@@ -28,12 +28,14 @@ every test at setup. The capabilities and their groups (one module each):
   merges, deletes (``TestEpisodes``, ``TestRecords``, ``TestCounters``,
   ``TestUpdates``, ``TestSupersession``, ``TestDeletes``), the embedder pin
   (``TestPin``), atomicity or, for stores without transactions, retry safety
-  (``TestAtomicity``), and the store as a whole (``TestStoreLifecycle``);
+  (``TestAtomicity``), the store as a whole (``TestStoreLifecycle``), and the
+  protocol's members called directly (``TestProtocolMembers``);
 - ``scopes`` (required, ``_scopes``): scope isolation and ``delete_scope``
   (``TestScopes``);
 - ``search`` (required, ``_search``): vector and keyword candidates
   (``TestSearch``);
-- ``bookkeeping`` (required, ``_bookkeeping``): the audit log, recall logs,
+- ``bookkeeping`` (required, ``_bookkeeping``, ``_ledger``): the ledger itself
+  (``TestLedger``) and what the core keeps in it: the audit log, recall logs,
   conflicts and cards (``TestBookkeeping``);
 - ``links`` (optional, ``_bookkeeping``): links between records (``TestLinks``);
 - ``reembed`` (optional, ``_reembed``): moving the vectors to another embedding
@@ -41,7 +43,12 @@ every test at setup. The capabilities and their groups (one module each):
 - ``concurrency`` (optional, ``_safety``): threads and two instances writing to
   one store at once (``TestConcurrency``).
 
-The shared fixtures, helpers and the gate are in ``_core``. The tests assert
+Most groups reach the backend through :class:`~commonplace.stores.Store`, as the
+core does (the ``store`` fixture); ``_ledger`` calls the protocol's members directly.
+A declared optional capability must be backed by its protocol (``links``:
+:class:`~commonplace.stores.LinkGraph`, ``reembed``:
+:class:`~commonplace.stores.Reembedding`). The shared fixtures, helpers and the gate
+are in ``_core``. The tests assert
 behaviour only, never timings.
 """
 
@@ -54,6 +61,7 @@ from ._core import (
     backend_reopen,
     store,
 )
+from ._ledger import TestLedger, TestProtocolMembers
 from ._records import (
     TestCounters,
     TestDeletes,
@@ -76,8 +84,10 @@ __all__ = [
     "TestCounters",
     "TestDeletes",
     "TestEpisodes",
+    "TestLedger",
     "TestLinks",
     "TestPin",
+    "TestProtocolMembers",
     "TestRecords",
     "TestReembed",
     "TestScopes",

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import pytest
 
-from ...stores import AuditEntry, Backend, Card, Conflict, RecallLog
+from ...stores import AuditEntry, Card, Conflict, RecallLog, Store
 from .._fixtures import later
 from ._core import ANA, ANA_T1, BOB, CapabilityGroup
 
@@ -24,7 +24,7 @@ from ._core import ANA, ANA_T1, BOB, CapabilityGroup
 class TestLinks(CapabilityGroup):
     capability = "links"
 
-    def test_links_are_undirected_capped_and_reinforced(self, store: Backend) -> None:
+    def test_links_are_undirected_capped_and_reinforced(self, store: Store) -> None:
         store.reinforce_links([("b", "a", "entity"), ("a", "a", "self")], delta=0.4, at=later(1))
         store.reinforce_links([("a", "b", "entity")], delta=0.4, at=later(2))
         store.reinforce_links(
@@ -43,7 +43,7 @@ class TestLinks(CapabilityGroup):
         ]
         assert [link.kind for link in store.links_of(["a"], min_weight=0.7)] == ["entity"]
 
-    def test_links_decay_and_weak_ones_are_pruned(self, store: Backend) -> None:
+    def test_links_decay_and_weak_ones_are_pruned(self, store: Store) -> None:
         store.reinforce_links([("a", "b", "entity")], delta=0.8, at=later(1))
         store.reinforce_links([("c", "d", "entity")], delta=0.2, at=later(1))
         store.decay_links(factor=0.5, at=later(2))
@@ -59,7 +59,7 @@ class TestLinks(CapabilityGroup):
 class TestBookkeeping(CapabilityGroup):
     capability = "bookkeeping"
 
-    def test_the_audit_log_is_newest_first(self, store: Backend) -> None:
+    def test_the_audit_log_is_newest_first(self, store: Store) -> None:
         entries = [
             AuditEntry(later(i), ANA, "demote", "tier.demote", f"nt_{i}", f"detail {i}")
             for i in range(5)
@@ -69,7 +69,7 @@ class TestBookkeeping(CapabilityGroup):
         assert store.audit_log(ANA, limit=3) == list(reversed(entries))[:3]
         assert store.audit_log(BOB, limit=3) == []
 
-    def test_recall_logs_take_feedback_once(self, store: Backend) -> None:
+    def test_recall_logs_take_feedback_once(self, store: Store) -> None:
         log = RecallLog("rc_1", ANA, later(1), ("nt_a", "nt_b"), shown_ids=("nt_a", "nt_b", "nt_c"))
         store.log_recall(log)
         assert store.get_recall("rc_1") == log
@@ -79,7 +79,7 @@ class TestBookkeeping(CapabilityGroup):
         assert store.mark_recall_feedback("rc_unknown", at=later(3)) is False
         assert store.get_recall("rc_unknown") is None
 
-    def test_conflicts_are_added_once_listed_and_resolved(self, store: Backend) -> None:
+    def test_conflicts_are_added_once_listed_and_resolved(self, store: Store) -> None:
         first = Conflict("cf_1", ANA, "Tom", "two Toms", ("nt_a", "nt_b"), later(1))
         second = Conflict("cf_2", ANA_T1, "Rita", "two Ritas", ("nt_c",), later(2))
         store.add_conflict(first)
@@ -93,7 +93,7 @@ class TestBookkeeping(CapabilityGroup):
             second,
         ]
 
-    def test_cards_are_replaced_and_bound_to_their_exact_scope(self, store: Backend) -> None:
+    def test_cards_are_replaced_and_bound_to_their_exact_scope(self, store: Store) -> None:
         card = Card(ANA, "profile", "Ana lives in Porto.", later(1), {"rules": ["city"]})
         store.put_card(card)
         assert store.get_card(ANA, "profile") == card

@@ -19,7 +19,7 @@ import pytest
 
 from ..._records import Kind, Record, Role, Status, Tags
 from ..._scope import Scope
-from ...stores import Backend, RecordQuery, TurnWrite
+from ...stores import Backend, LinkGraph, RecordQuery, Reembedding, Store, TurnWrite
 from .._fixtures import PIN, T0, episode, note, rows, unit
 
 CAPABILITIES = (
@@ -35,6 +35,10 @@ CAPABILITIES = (
 
 REQUIRED_CAPABILITIES = frozenset({"records", "scopes", "search", "bookkeeping"})
 """What every backend must have (``Memory`` relies on it); the rest is optional."""
+
+CAPABILITY_PROTOCOLS: dict[str, type] = {"links": LinkGraph, "reembed": Reembedding}
+"""The optional capabilities that are protocols of their own, which a backend declaring
+them must implement."""
 
 ANA = Scope(user="ana")
 ANA_T1 = Scope(user="ana", thread="t1")
@@ -56,26 +60,28 @@ def backend(backend_factory: Callable[[], Backend]) -> Backend:
 
 
 @pytest.fixture
-def store(backend: Backend) -> Backend:
-    """A new, empty store pinned to the suite's 8-dimensional test embedder."""
+def store(backend: Backend) -> Store:
+    """A new, empty store pinned to the suite's 8-dimensional test embedder, seen the way
+    the core uses it (:class:`~commonplace.stores.Store`: the backend's sixteen members and
+    its ledger, plus what the core derives from them)."""
     backend.write_pin(PIN)
-    return backend
+    return Store(backend)
 
 
 @pytest.fixture
-def backend_reopen() -> Iterator[Callable[[Backend], Backend]]:
+def backend_reopen() -> Iterator[Callable[[Backend | Store], Store]]:
     """Open a second backend on the same store, through the plugin hooks (closed after)."""
     from ..._plugins import make_plugin_manager, url_scheme
 
     opened: list[Backend] = []
 
-    def reopen(backend: Backend) -> Backend:
+    def reopen(backend: Backend | Store) -> Store:
         manager = make_plugin_manager()
         url = backend.url
         again = manager.hook.commonplace_backend(url=url, scheme=url_scheme(url))
         assert again is not None, f"no installed backend serves {url!r}"
         opened.append(again)
-        return again  # type: ignore[no-any-return]
+        return Store(again)
 
     yield reopen
     for again in opened:
@@ -128,12 +134,24 @@ class CapabilityGroup:
     capability: ClassVar[str]
 
     @pytest.fixture(autouse=True)
-    def _requires_capability(self, backend_capabilities: Collection[str]) -> None:
+    def _requires_capability(
+        self, backend_capabilities: Collection[str], request: pytest.FixtureRequest
+    ) -> None:
         if self.capability not in _declared(backend_capabilities):
             pytest.skip(
                 f"the backend does not declare the {self.capability!r} capability; "
                 f"if it has it, include {self.capability!r} in its backend_capabilities fixture"
             )
+        protocol = CAPABILITY_PROTOCOLS.get(self.capability)
+        if protocol is not None and "backend" in request.fixturenames:
+            made = request.getfixturevalue("backend")
+            if not isinstance(made, protocol):
+                pytest.fail(
+                    f"the backend declares {self.capability!r} but {type(made).__name__} does "
+                    f"not implement commonplace.stores.{protocol.__name__}; implement its "
+                    "methods or leave the capability out of backend_capabilities",
+                    pytrace=False,
+                )
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -165,7 +183,9 @@ def _note(turn: TurnWrite) -> Record:
     return turn.note
 
 
-def _write(backend: Backend, turns: Sequence[TurnWrite], *vectors: np.ndarray) -> list[bool]:
+def _write(
+    backend: Backend | Store, turns: Sequence[TurnWrite], *vectors: np.ndarray
+) -> list[bool]:
     with_notes = [t for t in turns if t.note is not None]
     matrix = None
     if with_notes:

@@ -14,7 +14,7 @@ import pytest
 from ..._records import FactKey, Kind, Role, Status, Tags, Tier
 from ..._scope import Scope
 from ...errors import CommonplaceError, InvalidInputError
-from ...stores import Backend, RecordQuery, TurnWrite
+from ...stores import RecordQuery, Store, TurnWrite
 from .._fixtures import DIM, T0, episode, later, note, rows, unit
 from ._core import (
     ANA,
@@ -37,7 +37,7 @@ from ._core import (
 class TestEpisodes(CapabilityGroup):
     capability = "records"
 
-    def test_episodes_round_trip_exactly(self, store: Backend) -> None:
+    def test_episodes_round_trip_exactly(self, store: Store) -> None:
         meta = {"source": "chat", "n": 3, "nested": {"ok": True}, "emoji": "🌊"}
         ep = episode(
             ANA,
@@ -49,7 +49,7 @@ class TestEpisodes(CapabilityGroup):
         assert store.get_episode(ep.id) == ep
         assert store.get_episode("ep_does_not_exist") is None
 
-    def test_a_turn_already_stored_writes_nothing_again(self, store: Backend) -> None:
+    def test_a_turn_already_stored_writes_nothing_again(self, store: Store) -> None:
         first = _turn(ANA, "I live in Lisbon.")
         assert _write(store, [first]) == [True]
         stored = store.get_record(_nid(first))
@@ -59,12 +59,12 @@ class TestEpisodes(CapabilityGroup):
         assert _same(store.get_record(_nid(first)), stored)
         assert store.count(ANA, Kind.EPISODE) == 1 and store.count(ANA, Kind.NOTE) == 1
 
-    def test_the_same_turn_twice_in_one_call_is_stored_once(self, store: Backend) -> None:
+    def test_the_same_turn_twice_in_one_call_is_stored_once(self, store: Store) -> None:
         turn = _turn(ANA, "I have a cat.")
         assert _write(store, [turn, turn]) == [True, False]
         assert store.count(None, Kind.EPISODE) == 1 and store.count(None, Kind.NOTE) == 1
 
-    def test_existing_episode_ids(self, store: Backend) -> None:
+    def test_existing_episode_ids(self, store: Store) -> None:
         a, b = _turn(ANA, "one", with_note=False), _turn(BOB, "two", with_note=False)
         _write(store, [a, b])
         assert store.existing_episode_ids({a.episode.id, b.episode.id, "ep_x"}) == {
@@ -73,7 +73,7 @@ class TestEpisodes(CapabilityGroup):
         }
         assert store.existing_episode_ids(set()) == set()
 
-    def test_get_episodes_is_newest_first_limited_and_scoped(self, store: Backend) -> None:
+    def test_get_episodes_is_newest_first_limited_and_scoped(self, store: Store) -> None:
         turns = [
             _turn(ANA_T1 if i % 2 else ANA, f"turn {i}", at=later(i), with_note=False)
             for i in range(6)
@@ -81,28 +81,28 @@ class TestEpisodes(CapabilityGroup):
         for turn in turns:
             _write(store, [turn])
         _write(store, [_turn(BOB, "bob's turn", with_note=False)])
-        got = store.get_episodes(ANA, limit=10)
+        got = store.recent_episodes(ANA, limit=10)
         assert [e.text for e in got] == [f"turn {i}" for i in reversed(range(6))]
-        assert [e.text for e in store.get_episodes(ANA, limit=2)] == ["turn 5", "turn 4"]
-        assert [e.text for e in store.get_episodes(ANA_T1, limit=10)] == [
+        assert [e.text for e in store.recent_episodes(ANA, limit=2)] == ["turn 5", "turn 4"]
+        assert [e.text for e in store.recent_episodes(ANA_T1, limit=10)] == [
             "turn 5",
             "turn 3",
             "turn 1",
         ]
-        assert [e.text for e in store.get_episodes(BOB, limit=10)] == ["bob's turn"]
+        assert [e.text for e in store.recent_episodes(BOB, limit=10)] == ["bob's turn"]
 
-    def test_assistant_turns_are_stored_as_episodes_only(self, store: Backend) -> None:
+    def test_assistant_turns_are_stored_as_episodes_only(self, store: Store) -> None:
         turn = _turn(ANA, "Say hi to Tom!", role=Role.ASSISTANT, with_note=False)
         assert _write(store, [turn]) == [True]
         assert store.get_episode(turn.episode.id) == turn.episode
         assert store.count(ANA, Kind.NOTE) == 0 and store.count(ANA, Kind.EPISODE) == 1
 
-    def test_delete_episodes_keeps_only_their_ids(self, store: Backend) -> None:
+    def test_delete_episodes_keeps_only_their_ids(self, store: Store) -> None:
         a, b = _turn(ANA, "keep", with_note=False), _turn(ANA, "forget", with_note=False)
         _write(store, [a, b])
         assert store.delete_episodes([b.episode.id, "ep_unknown"]) == [b.episode.id]
         assert store.get_episode(b.episode.id) is None
-        assert [e.id for e in store.get_episodes(ANA, limit=5)] == [a.episode.id]
+        assert [e.id for e in store.recent_episodes(ANA, limit=5)] == [a.episode.id]
         assert store.count(ANA, Kind.EPISODE) == 1
         # a forgotten turn is recognised, so replaying it does not store it again
         assert store.existing_episode_ids({a.episode.id, b.episode.id}) == {
@@ -120,7 +120,7 @@ class TestEpisodes(CapabilityGroup):
 class TestRecords(CapabilityGroup):
     capability = "records"
 
-    def test_a_note_round_trips_with_every_field(self, store: Backend) -> None:
+    def test_a_note_round_trips_with_every_field(self, store: Store) -> None:
         tags = Tags(
             entities=("Porto", "Joana"),
             emotion="joy",
@@ -135,7 +135,7 @@ class TestRecords(CapabilityGroup):
         assert _same(store.get_record(rec.id), rec)
         assert _same(store.get_records([rec.id])[0], rec)
 
-    def test_derived_records_round_trip_with_data_and_provenance(self, store: Backend) -> None:
+    def test_derived_records_round_trip_with_data_and_provenance(self, store: Store) -> None:
         eps = [episode(ANA, f"fact {i}") for i in range(3)]
         _write(store, [TurnWrite(e, note(e)) for e in eps])
         summary = note(
@@ -161,7 +161,7 @@ class TestRecords(CapabilityGroup):
         assert _same(store.get_record("pr_test_1"), procedure)
         assert store.count(ANA, Kind.SUMMARY) == 1 and store.count(ANA, Kind.PROCEDURE) == 1
 
-    def test_an_existing_id_is_refused_and_nothing_changes(self, store: Backend) -> None:
+    def test_an_existing_id_is_refused_and_nothing_changes(self, store: Store) -> None:
         ep = episode(ANA, "x")
         rec = note(ep, kind=Kind.SUMMARY, record_id="su_dup")
         store.add_records([rec], rows(unit(1.0)))
@@ -174,7 +174,7 @@ class TestRecords(CapabilityGroup):
         assert _same(store.get_record("su_dup"), rec)
         assert store.get_record("su_new", any_status=True) is None
 
-    def test_replace_records_swaps_records_with_their_provenance(self, store: Backend) -> None:
+    def test_replace_records_swaps_records_with_their_provenance(self, store: Store) -> None:
         eps = [episode(ANA, f"step {i}") for i in range(3)]
         _write(store, [TurnWrite(e) for e in eps])
         first = note(
@@ -205,7 +205,7 @@ class TestRecords(CapabilityGroup):
         np.testing.assert_allclose(store.get_vectors(["pr_r"])[0], unit(0.0, 1.0), atol=1e-6)
         assert store.count(ANA, Kind.PROCEDURE) == 2
 
-    def test_a_wrong_number_of_vectors_is_refused_before_writing(self, store: Backend) -> None:
+    def test_a_wrong_number_of_vectors_is_refused_before_writing(self, store: Store) -> None:
         turns = [_turn(ANA, "a"), _turn(ANA, "b")]
         with pytest.raises(InvalidInputError):
             store.write_turns(turns, rows(unit(1.0)))
@@ -215,7 +215,7 @@ class TestRecords(CapabilityGroup):
             store.add_records([_note(turns[0])], rows(unit(1.0), unit(0.0, 1.0)))
         assert store.count(None, Kind.EPISODE) == 0 and store.count(None, Kind.NOTE) == 0
 
-    def test_get_record_hides_inactive_records_unless_asked(self, store: Backend) -> None:
+    def test_get_record_hides_inactive_records_unless_asked(self, store: Store) -> None:
         turn = _turn(ANA, "hidden soon")
         _write(store, [turn])
         rid = _nid(turn)
@@ -225,7 +225,7 @@ class TestRecords(CapabilityGroup):
         assert found is not None and found.status is Status.DELETED
         assert _ids(store.get_records([rid, "nt_unknown"])) == [rid]
 
-    def test_get_vectors_in_order_with_zeros_for_unknown_ids(self, store: Backend) -> None:
+    def test_get_vectors_in_order_with_zeros_for_unknown_ids(self, store: Store) -> None:
         a, b = _turn(ANA, "a"), _turn(ANA, "b")
         va, vb = unit(1.0, 2.0), unit(0.0, 0.0, 3.0, 1.0)
         _write(store, [a, b], va, vb)
@@ -235,7 +235,7 @@ class TestRecords(CapabilityGroup):
         np.testing.assert_allclose(got[1], np.zeros(DIM), atol=0)
         np.testing.assert_allclose(got[2], va, atol=1e-6)
 
-    def test_count_counts_active_records_and_all_episodes(self, store: Backend) -> None:
+    def test_count_counts_active_records_and_all_episodes(self, store: Store) -> None:
         turns = [_turn(ANA, f"n{i}") for i in range(4)] + [_turn(BOB, "b")]
         _write(store, turns)
         _write(store, [_turn(ANA, "no note", with_note=False)])
@@ -247,7 +247,7 @@ class TestRecords(CapabilityGroup):
         assert store.count(ANA, Kind.SUMMARY) == 0
 
     def test_iter_records_filters_on_the_server_side_and_is_oldest_first(
-        self, store: Backend
+        self, store: Store
     ) -> None:
         city = Tags(entities=("Porto",), key=FactKey("user", "city"), value="Porto")
         job = Tags(entities=("ACME", "Porto"), key=FactKey("user", "job"), value="baker")
@@ -283,7 +283,7 @@ class TestRecords(CapabilityGroup):
         assert listed(RecordQuery(scope=None, statuses=(Status.INVALID,))) == [ids[2]]
         assert listed(RecordQuery(scope=None, kinds=(Kind.SUMMARY,))) == []
 
-    def test_recent_records_are_the_newest_active_ones(self, store: Backend) -> None:
+    def test_recent_records_are_the_newest_active_ones(self, store: Store) -> None:
         turns = [_turn(ANA if i < 4 else ANA_T2, f"r{i}", at=later(i)) for i in range(6)]
         for turn in turns:
             _write(store, [turn])
@@ -304,7 +304,7 @@ class TestRecords(CapabilityGroup):
 class TestCounters(CapabilityGroup):
     capability = "records"
 
-    def test_touch_counts_and_only_moves_last_access_forward(self, store: Backend) -> None:
+    def test_touch_counts_and_only_moves_last_access_forward(self, store: Store) -> None:
         turn = _turn(ANA, "touched", at=later(1))
         _write(store, [turn])
         rid = _nid(turn)
@@ -315,7 +315,7 @@ class TestCounters(CapabilityGroup):
         store.touch(["nt_unknown"], at=later(11))
         store.touch([], at=later(11))
 
-    def test_feedback_counts_uses_and_ignores_and_logs_uses(self, store: Backend) -> None:
+    def test_feedback_counts_uses_and_ignores_and_logs_uses(self, store: Store) -> None:
         a, b = _turn(ANA, "used"), _turn(ANA, "ignored")
         _write(store, [a, b])
         ra, rb = _nid(a), _nid(b)
@@ -336,7 +336,7 @@ class TestCounters(CapabilityGroup):
 class TestUpdates(CapabilityGroup):
     capability = "records"
 
-    def test_tier_and_status_changes_stamp_their_time(self, store: Backend) -> None:
+    def test_tier_and_status_changes_stamp_their_time(self, store: Store) -> None:
         turn = _turn(ANA, "tiered")
         _write(store, [turn])
         rid = _nid(turn)
@@ -349,7 +349,7 @@ class TestUpdates(CapabilityGroup):
         assert got is not None and (got.status, got.status_since) == (Status.INVALID, later(6))
         assert (got.tier, got.tier_since) == (Tier.HOT, later(4))
 
-    def test_the_other_fields_and_nothing_else(self, store: Backend) -> None:
+    def test_the_other_fields_and_nothing_else(self, store: Store) -> None:
         a, b = _turn(ANA, "a"), _turn(ANA, "b")
         _write(store, [a, b])
         ra, rb = _nid(a), _nid(b)
@@ -374,7 +374,7 @@ class TestSupersession(CapabilityGroup):
     capability = "records"
 
     def test_a_new_fact_supersedes_the_old_one_and_invalidates_summaries(
-        self, store: Backend
+        self, store: Store
     ) -> None:
         lisbon = _turn(
             ANA,
@@ -422,7 +422,7 @@ class TestSupersession(CapabilityGroup):
         assert store.get_record("su_other") is not None
         assert _ids(list(store.iter_records(RecordQuery(scope=ANA, superseded=False)))) == [new]
 
-    def test_an_already_superseded_record_keeps_its_chain(self, store: Backend) -> None:
+    def test_an_already_superseded_record_keeps_its_chain(self, store: Store) -> None:
         first = _turn(ANA, "one", at=later(1))
         _write(store, [first])
         rid = _nid(first)
@@ -433,7 +433,7 @@ class TestSupersession(CapabilityGroup):
         assert got is not None and (got.superseded_by, got.valid_to) == ("nt_second", later(2))
 
     def test_a_merge_joins_provenance_refreshes_and_sets_tags_but_counts_no_access(
-        self, store: Backend
+        self, store: Store
     ) -> None:
         original = _turn(ANA, "I love jazz.", at=later(1))
         _write(store, [original])
@@ -460,7 +460,7 @@ class TestSupersession(CapabilityGroup):
 class TestDeletes(CapabilityGroup):
     capability = "records"
 
-    def test_delete_records_removes_them_with_their_traces(self, store: Backend) -> None:
+    def test_delete_records_removes_them_with_their_traces(self, store: Store) -> None:
         a, b = _turn(ANA, "stay"), _turn(ANA, "go")
         _write(store, [a, b], unit(1.0), unit(1.0, 0.1))
         ra, rb = _nid(a), _nid(b)
@@ -477,7 +477,7 @@ class TestDeletes(CapabilityGroup):
         assert store.get_episode(b.episode.id) == b.episode  # the evidence stays
         assert store.delete_records([rb]) == []
 
-    def test_derived_from_lists_every_record_citing_a_source(self, store: Backend) -> None:
+    def test_derived_from_lists_every_record_citing_a_source(self, store: Store) -> None:
         a, b = _turn(ANA, "a"), _turn(ANA, "b")
         _write(store, [a, b])
         summary = note(

@@ -16,7 +16,7 @@ import pytest
 
 from ..._records import Kind, Status
 from ...errors import EmbedderMismatchError, InvalidInputError, StoreError
-from ...stores import Backend, EmbedderPin, ReembedState
+from ...stores import Backend, EmbedderPin, ReembedState, Store
 from .._fixtures import DIM, PIN, later, note, rows, unit
 from ._core import ANA, ANA_T1, BOB, CapabilityGroup, _nid, _turn, _write
 
@@ -30,7 +30,7 @@ class TestPin(CapabilityGroup):
         assert backend.read_pin() is None
 
     def test_the_pin_round_trips_and_survives_reopening(
-        self, backend: Backend, backend_reopen: Callable[[Backend], Backend]
+        self, backend: Backend, backend_reopen: Callable[[Backend | Store], Store]
     ) -> None:
         backend.write_pin(PIN)
         assert backend.read_pin() == PIN
@@ -61,7 +61,7 @@ def _new_vector(i: int) -> np.ndarray:
     return unit(*([0.0] * ((DIM + i) % NEW.dim) + [1.0]), dim=NEW.dim)
 
 
-def _mixed_store(store: Backend) -> list[str]:
+def _mixed_store(store: Store) -> list[str]:
     """Three notes in two scopes (one soft-deleted), a summary and a procedure."""
     turns = [_turn(ANA, "tea"), _turn(ANA_T1, "coffee"), _turn(BOB, "juice")]
     _write(store, turns)
@@ -72,7 +72,7 @@ def _mixed_store(store: Backend) -> list[str]:
     return sorted([*map(_nid, turns), "su_tea", "pr_c"])
 
 
-def _stage_all(store: Backend, target: EmbedderPin, order: dict[str, int]) -> list[str]:
+def _stage_all(store: Store, target: EmbedderPin, order: dict[str, int]) -> list[str]:
     staged: list[str] = []
     while records := store.reembed_pending(target, limit=2):
         ids = [r.id for r in records]
@@ -85,7 +85,7 @@ class TestReembed(CapabilityGroup):
     capability = "reembed"
 
     def test_pending_lists_every_record_with_a_vector_whatever_its_kind_and_status(
-        self, store: Backend
+        self, store: Store
     ) -> None:
         ids = _mixed_store(store)
         assert store.reembed_state() is None
@@ -94,7 +94,7 @@ class TestReembed(CapabilityGroup):
         assert len(store.reembed_pending(NEW, limit=2)) == 2
 
     def test_staged_vectors_wait_for_finish_then_replace_the_live_ones(
-        self, store: Backend, backend_reopen: Callable[[Backend], Backend]
+        self, store: Store, backend_reopen: Callable[[Backend | Store], Store]
     ) -> None:
         ids = _mixed_store(store)
         order = {rid: i for i, rid in enumerate(ids)}
@@ -125,7 +125,7 @@ class TestReembed(CapabilityGroup):
         assert [c.record.id for c in hit] == [_nid(later_turn)]
 
     def test_records_written_replaced_or_deleted_meanwhile_are_accounted_for(
-        self, store: Backend
+        self, store: Store
     ) -> None:
         ids = _mixed_store(store)
         order = {rid: i for i, rid in enumerate(ids)}
@@ -145,7 +145,7 @@ class TestReembed(CapabilityGroup):
         assert store.reembed_finish(NEW) == len(ids)  # one more note, one procedure less
         assert store.reembed_state() is None
 
-    def test_another_target_abandons_the_unfinished_one(self, store: Backend) -> None:
+    def test_another_target_abandons_the_unfinished_one(self, store: Store) -> None:
         ids = _mixed_store(store)
         _stage_all(store, NEW, {rid: i for i, rid in enumerate(ids)})
         other = EmbedderPin("commonplace-conformance-v3", DIM)
@@ -157,7 +157,7 @@ class TestReembed(CapabilityGroup):
             store.reembed_finish(NEW)
         assert store.read_pin() == PIN
 
-    def test_vectors_of_the_wrong_shape_are_refused(self, store: Backend) -> None:
+    def test_vectors_of_the_wrong_shape_are_refused(self, store: Store) -> None:
         ids = _mixed_store(store)
         store.reembed_pending(NEW, limit=1)
         with pytest.raises(InvalidInputError):
@@ -167,6 +167,7 @@ class TestReembed(CapabilityGroup):
         assert store.reembed_state() == ReembedState(NEW, staged=0, pending=len(ids))
 
     def test_a_store_without_vectors_is_just_pinned(self, backend: Backend) -> None:
-        assert backend.reembed_pending(NEW, limit=10) == []
-        assert backend.reembed_finish(NEW) == 0
-        assert backend.read_pin() == NEW and backend.reembed_state() is None
+        empty = Store(backend)
+        assert empty.reembed_pending(NEW, limit=10) == []
+        assert empty.reembed_finish(NEW) == 0
+        assert empty.read_pin() == NEW and empty.reembed_state() is None

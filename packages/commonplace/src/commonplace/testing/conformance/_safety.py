@@ -19,7 +19,7 @@ import pytest
 from ..._records import Kind, Tier
 from ..._scope import Scope
 from ...errors import InvalidInputError, StoreClosedError
-from ...stores import Backend, RecordQuery
+from ...stores import Backend, RecallLog, RecordQuery, Store
 from .._fixtures import PIN, T0, later, rows, unit
 from ._core import ANA, BOB, CapabilityGroup, _ids, _nid, _note, _same, _turn, _write
 
@@ -29,14 +29,14 @@ from ._core import ANA, BOB, CapabilityGroup, _ids, _nid, _note, _same, _turn, _
 class TestAtomicity(CapabilityGroup):
     capability = "records"
 
-    def test_a_refused_call_changes_nothing(self, store: Backend) -> None:
+    def test_a_refused_call_changes_nothing(self, store: Store) -> None:
         turns = [_turn(ANA, "first"), _turn(BOB, "second")]
         with pytest.raises(InvalidInputError):
             store.write_turns(turns, rows(unit(1.0), unit(1.0), unit(1.0)))
         assert store.existing_episode_ids({t.episode.id for t in turns}) == set()
         assert store.count(None, Kind.NOTE) == 0 and store.count(None, Kind.EPISODE) == 0
 
-    def test_a_stored_turn_is_stored_whole(self, store: Backend) -> None:
+    def test_a_stored_turn_is_stored_whole(self, store: Store) -> None:
         turns = [
             _turn(Scope(user=f"u{i % 3}"), f"turn {i}", with_note=i % 2 == 0) for i in range(9)
         ]
@@ -46,7 +46,7 @@ class TestAtomicity(CapabilityGroup):
             if turn.note is not None:
                 assert _same(store.get_record(_nid(turn)), _note(turn))
 
-    def test_sending_a_batch_again_is_safe(self, store: Backend) -> None:
+    def test_sending_a_batch_again_is_safe(self, store: Store) -> None:
         turns = [_turn(ANA, f"retry {i}") for i in range(4)]
         _write(store, turns[:2])
         assert _write(store, turns) == [False, False, True, True]
@@ -71,7 +71,7 @@ def _run(threads: int, job: Callable[[int], object]) -> list[object]:
 class TestConcurrency(CapabilityGroup):
     capability = "concurrency"
 
-    def test_concurrent_counters_lose_no_update(self, store: Backend) -> None:
+    def test_concurrent_counters_lose_no_update(self, store: Store) -> None:
         turns = [_turn(ANA, f"hot {i}") for i in range(3)]
         _write(store, turns)
         ids = [_nid(t) for t in turns]
@@ -87,7 +87,7 @@ class TestConcurrency(CapabilityGroup):
         assert (got[ids[0]].used_count, got[ids[1]].ignored_count) == (60, 60)
         assert store.uses_since([ids[0]], T0) == {ids[0]: 60}
 
-    def test_concurrent_writers_of_different_turns(self, store: Backend) -> None:
+    def test_concurrent_writers_of_different_turns(self, store: Store) -> None:
         def job(i: int) -> list[bool]:
             turns = [_turn(Scope(user=f"w{i}"), f"thread {i} turn {n}") for n in range(8)]
             return _write(store, turns)
@@ -97,14 +97,14 @@ class TestConcurrency(CapabilityGroup):
         for i in range(4):
             assert store.count(Scope(user=f"w{i}"), Kind.NOTE) == 8
 
-    def test_concurrent_writes_of_one_turn_store_it_once(self, store: Backend) -> None:
+    def test_concurrent_writes_of_one_turn_store_it_once(self, store: Store) -> None:
         turn = _turn(ANA, "the same turn from everywhere")
         results = _run(6, lambda i: _write(store, [turn]))
         assert [True] in results
         assert store.count(None, Kind.EPISODE) == 1 and store.count(None, Kind.NOTE) == 1
         assert _same(store.get_record(_nid(turn)), _note(turn))
 
-    def test_concurrent_updates_of_different_fields_all_land(self, store: Backend) -> None:
+    def test_concurrent_updates_of_different_fields_all_land(self, store: Store) -> None:
         turn = _turn(ANA, "contended")
         _write(store, [turn])
         rid = _nid(turn)
@@ -130,8 +130,24 @@ class TestConcurrency(CapabilityGroup):
             10,
         )
 
+    def test_a_write_if_absent_has_one_winner_across_instances(
+        self, store: Store, backend_reopen: Callable[[Backend | Store], Store]
+    ) -> None:
+        """Feedback is taken once per recall: of instances racing to mark the same recall
+        answered, exactly one wins, every time (the ledger's ``put(replace=False)``)."""
+        others = [store, backend_reopen(store), backend_reopen(store)]
+        for race in range(10):
+            recall = RecallLog(f"rc_race_{race}", ANA, later(race), ("nt_x",))
+            store.log_recall(recall)
+
+            def answer(i: int, recall_id: str = recall.id) -> bool:
+                return others[i % 3].mark_recall_feedback(recall_id, at=later(i))
+
+            wins = _run(6, answer)
+            assert wins.count(True) == 1, (race, wins)
+
     def test_two_instances_on_one_store_see_and_add_up(
-        self, store: Backend, backend_reopen: Callable[[Backend], Backend]
+        self, store: Store, backend_reopen: Callable[[Backend | Store], Store]
     ) -> None:
         other = backend_reopen(store)
         turn = _turn(ANA, "shared")
@@ -159,7 +175,7 @@ class TestStoreLifecycle(CapabilityGroup):
     def test_a_closed_store_refuses_every_call(
         self, backend_factory: Callable[[], Backend]
     ) -> None:
-        closed = backend_factory()
+        closed = Store(backend_factory())
         closed.write_pin(PIN)
         turn = _turn(ANA, "before closing")
         _write(closed, [turn])
@@ -178,7 +194,7 @@ class TestStoreLifecycle(CapabilityGroup):
                 call()
 
     def test_the_url_opens_the_same_store(
-        self, store: Backend, backend_reopen: Callable[[Backend], Backend]
+        self, store: Store, backend_reopen: Callable[[Backend | Store], Store]
     ) -> None:
         turn = _turn(ANA, "persisted")
         _write(store, [turn])
@@ -187,7 +203,7 @@ class TestStoreLifecycle(CapabilityGroup):
         assert _same(again.get_record(_nid(turn)), _note(turn))
         assert again.get_episode(turn.episode.id) == turn.episode
 
-    def test_times_keep_their_microseconds(self, store: Backend) -> None:
+    def test_times_keep_their_microseconds(self, store: Store) -> None:
         at = T0 + timedelta(microseconds=123_457)
         turn = _turn(ANA, "precise", at=at)
         _write(store, [turn])

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ..._records import Kind
 from ..._scope import Scope
-from ...stores import AuditEntry, Backend, Card, Conflict, RecallLog, RecordQuery
+from ...lifecycle._forget import delete_scope
+from ...stores import AuditEntry, Card, Conflict, RecallLog, RecordQuery, Store
 from .._fixtures import T0, note, rows, unit
 from ._core import ANA, ANA_T1, ANA_T2, BOB, CapabilityGroup, _nid, _turn, _write
 
@@ -19,7 +20,7 @@ from ._core import ANA, ANA_T1, ANA_T2, BOB, CapabilityGroup, _nid, _turn, _writ
 class TestScopes(CapabilityGroup):
     capability = "scopes"
 
-    def test_a_query_scope_sees_exactly_the_scopes_it_contains(self, store: Backend) -> None:
+    def test_a_query_scope_sees_exactly_the_scopes_it_contains(self, store: Store) -> None:
         places = [
             ANA,
             ANA_T1,
@@ -54,7 +55,7 @@ class TestScopes(CapabilityGroup):
         }
         assert store.count(Scope(user="bob"), Kind.NOTE) == 2
 
-    def test_scope_values_are_data_never_query_syntax(self, store: Backend) -> None:
+    def test_scope_values_are_data_never_query_syntax(self, store: Store) -> None:
         hostile = [
             "ana' OR '1'='1",
             "*",
@@ -74,7 +75,7 @@ class TestScopes(CapabilityGroup):
             assert {c.record.scope.user for c in found} == {value}
             assert store.count(Scope(user=value), Kind.NOTE) == 1
 
-    def test_bookkeeping_is_scoped_too(self, store: Backend) -> None:
+    def test_bookkeeping_is_scoped_too(self, store: Store) -> None:
         for scope in (ANA, ANA_T1, BOB):
             store.append_audit([AuditEntry(T0, scope, "demote", "rule", f"id-{scope}")])
             store.add_conflict(Conflict(f"c-{scope}", scope, "Tom", "two Toms", ("a", "b"), T0))
@@ -82,7 +83,7 @@ class TestScopes(CapabilityGroup):
         assert {e.scope for e in store.audit_log(None, limit=10)} == {ANA, ANA_T1, BOB}
         assert {c.scope for c in store.conflicts(BOB, open_only=True)} == {BOB}
 
-    def test_delete_scope_removes_everything_it_sees_and_nothing_else(self, store: Backend) -> None:
+    def test_delete_scope_removes_everything_it_sees_and_nothing_else(self, store: Store) -> None:
         keep = _turn(BOB, "bob stays")
         gone = [_turn(ANA, "ana 1"), _turn(ANA_T1, "ana 2"), _turn(ANA, "ana 3", with_note=False)]
         _write(store, [keep, *gone])
@@ -93,7 +94,7 @@ class TestScopes(CapabilityGroup):
         store.add_conflict(Conflict("cf_ana", ANA_T1, "Tom", "why", ("x",), T0))
         store.put_card(Card(ANA, "profile", "Ana", T0))
         store.put_card(Card(BOB, "profile", "Bob", T0))
-        counts = store.delete_scope(ANA)
+        counts = delete_scope(store, ANA)
         assert counts["records"] == 3 and counts["episodes"] == 3
         assert counts["audit"] == 1 and counts["recalls"] == 1 and counts["conflicts"] == 1
         assert counts["cards"] == 1
@@ -107,7 +108,7 @@ class TestScopes(CapabilityGroup):
         assert _write(store, [gone[0]]) == [True]
         assert store.count(ANA, Kind.NOTE) == 1
 
-    def test_delete_scope_removes_its_traces_elsewhere(self, store: Backend) -> None:
+    def test_delete_scope_removes_its_traces_elsewhere(self, store: Store) -> None:
         gone, kept = _turn(ANA_T1, "thread secret"), _turn(ANA, "kept fact")
         _write(store, [gone, kept])
         summary = note(
@@ -145,7 +146,7 @@ class TestScopes(CapabilityGroup):
         store.add_conflict(Conflict("cf_kept", ANA, "Tom", "why", (_nid(kept),), T0))
         for scope in (ANA, ANA_T1, ANA_T2, Scope(thread="t1"), BOB):
             store.put_card(Card(scope, "profile", f"card of {scope}", T0))
-        counts = store.delete_scope(ANA_T1)
+        counts = delete_scope(store, ANA_T1)
         assert counts["records"] == 3 and counts["audit"] == 2
         for rid in (_nid(gone), "su_from_t1", "pr_from_su"):
             assert store.get_record(rid, any_status=True) is None

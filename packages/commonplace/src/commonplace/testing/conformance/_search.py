@@ -11,7 +11,7 @@ import pytest
 
 from ..._records import Kind, Status, Tags
 from ..._scope import Scope
-from ...stores import Backend
+from ...stores import Store
 from .._fixtures import later, note, rows, unit
 from ._core import ANA, ANA_T1, ANA_T2, BOB, CapabilityGroup, _ids, _nid, _turn, _write
 
@@ -21,7 +21,7 @@ from ._core import ANA, ANA_T1, ANA_T2, BOB, CapabilityGroup, _ids, _nid, _turn,
 class TestSearch(CapabilityGroup):
     capability = "search"
 
-    def test_nearest_first_with_the_cosine_similarity(self, store: Backend) -> None:
+    def test_nearest_first_with_the_cosine_similarity(self, store: Store) -> None:
         vectors = [unit(1.0), unit(1.0, 1.0), unit(0.0, 1.0), unit(-1.0, 0.2)]
         turns = [_turn(ANA, f"v{i}") for i in range(4)]
         _write(store, turns, *vectors)
@@ -33,14 +33,14 @@ class TestSearch(CapabilityGroup):
             assert c.similarity == pytest.approx(float(vectors[i] @ query), abs=1e-4)
             assert c.keyword == 0.0
 
-    def test_limit_applies_to_the_vector_candidates(self, store: Backend) -> None:
+    def test_limit_applies_to_the_vector_candidates(self, store: Store) -> None:
         turns = [_turn(ANA, f"n{i}") for i in range(12)]
         _write(store, turns, *[unit(1.0, 0.1 * i) for i in range(12)])
         found = store.search(ANA, unit(1.0), text=None, limit=5)
         assert len(found) == 5
         assert _ids([c.record for c in found]) == [_nid(t) for t in turns[:5]]
 
-    def test_keyword_hits_join_with_their_own_cosine(self, store: Backend) -> None:
+    def test_keyword_hits_join_with_their_own_cosine(self, store: Store) -> None:
         near = _turn(ANA, "nothing in common")
         lexical = _turn(ANA, "kayaking zucchini")
         _write(store, [near, lexical], unit(1.0), unit(0.0, 1.0))
@@ -55,7 +55,7 @@ class TestSearch(CapabilityGroup):
         assert by_id[_nid(near)].similarity == pytest.approx(1.0, abs=1e-4)
         assert found[0].record.id == _nid(near)
 
-    def test_keyword_search_reads_the_words_the_note_left_out(self, store: Backend) -> None:
+    def test_keyword_search_reads_the_words_the_note_left_out(self, store: Store) -> None:
         """The keyword index holds ``search_text``: the note's text and its turn's words
         the note dropped (``Tags.turn_terms``), so a word said but not noted finds it."""
         said = _turn(ANA, "kitchen done", tags=Tags(turn_terms="granite counters"))
@@ -63,11 +63,13 @@ class TestSearch(CapabilityGroup):
         _write(store, [said, other], unit(0.0, 1.0), unit(1.0))
         found = store.search(ANA, unit(1.0), text="granite", limit=1)
         hit = {c.record.id: c for c in found}[_nid(said)]
-        assert hit.keyword == pytest.approx(1.0) and "granite" not in hit.record.text
+        assert hit.keyword and "granite" not in hit.record.text
         assert hit.record.tags.turn_terms == "granite counters"  # kept as written
 
-    def test_keyword_scores_are_normalised(self, store: Backend) -> None:
-        """A full match scores 1, a partial one less, a miss 0 (whatever the scale inside)."""
+    def test_keyword_hits_are_marked(self, store: Store) -> None:
+        """A record holding the query's words is marked a keyword hit, fully or partly
+        matching; one found by its vector alone is not (how well each matches is scored
+        by the core, the same for every backend)."""
         turns = [
             _turn(ANA, "quince quince quince jam"),
             _turn(ANA, "quince and a lot of other words about the weather"),
@@ -86,12 +88,9 @@ class TestSearch(CapabilityGroup):
             c.record.id: c.keyword
             for c in store.search(ANA, unit(1.0), text="quince jam", limit=10)
         }
-        scores = [found[_nid(t)] for t in turns]
-        assert scores[0] == pytest.approx(1.0)
-        assert 0.0 < scores[1] < 1.0
-        assert scores[2] == 0.0
+        assert [found[_nid(t)] for t in turns] == [True, True, False]
 
-    def test_only_active_records_of_the_asked_kinds_are_candidates(self, store: Backend) -> None:
+    def test_only_active_records_of_the_asked_kinds_are_candidates(self, store: Store) -> None:
         turns = [_turn(ANA, "active"), _turn(ANA, "invalid"), _turn(ANA, "deleted")]
         _write(store, turns)
         store.update_records([_nid(turns[1])], at=later(1), status=Status.INVALID)
@@ -107,12 +106,12 @@ class TestSearch(CapabilityGroup):
             for c in store.search(ANA, unit(1.0), text=None, limit=10, kinds=(Kind.SUMMARY,))
         } == {"su_k"}
 
-    def test_an_empty_store_or_scope_has_no_candidates(self, store: Backend) -> None:
+    def test_an_empty_store_or_scope_has_no_candidates(self, store: Store) -> None:
         assert store.search(ANA, unit(1.0), text="anything", limit=10) == []
         _write(store, [_turn(BOB, "bob")])
         assert store.search(ANA, unit(1.0), text="bob", limit=10) == []
 
-    def test_nearest_finds_the_closest_active_note_for_each_row(self, store: Backend) -> None:
+    def test_nearest_finds_the_closest_active_note_for_each_row(self, store: Store) -> None:
         turns = [_turn(ANA, "east"), _turn(ANA_T1, "north"), _turn(ANA, "gone"), _turn(BOB, "b")]
         _write(store, turns, unit(1.0), unit(0.0, 1.0), unit(1.0, 1.0), unit(0.0, 1.0))
         store.update_records([_nid(turns[2])], at=later(1), status=Status.DELETED)
@@ -126,7 +125,7 @@ class TestSearch(CapabilityGroup):
         assert store.nearest(ANA_T2, rows(unit(1.0))) == [None]
         assert store.nearest(Scope(user="carol"), rows(unit(1.0), unit(0.0, 1.0))) == [None, None]
 
-    def test_candidates_carry_counters_and_provenance(self, store: Backend) -> None:
+    def test_candidates_carry_counters_and_provenance(self, store: Store) -> None:
         turn = _turn(ANA, "counted")
         _write(store, [turn])
         rid = _nid(turn)

@@ -1,0 +1,533 @@
+"""The core's view of a backend: the protocol's small surface, plus everything derived
+from it, written once for every backend.
+
+A :class:`Backend` stores and finds; :class:`Store` holds what the core decided about
+storing: which summaries a supersession invalidates, what a record's provenance makes
+derived from it, that a forgotten turn stays forgotten, and how audit entries, recall logs,
+conflicts, cards and the use log are kept as ledger entries. It uses a backend's optional
+capabilities (:class:`NearestNotes`, :class:`LinkGraph`, :class:`Reembedding`) when it
+has them and falls back, or says clearly what is missing, when it has not.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import Counter
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import replace
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from .._records import Episode, Kind, Record, Status, Tags, Tier
+from .._scope import Scope
+from ..embedders import Vectors
+from ..errors import CorruptStoreError, InvalidInputError, UnsupportedError
+from ._protocol import (
+    AuditEntry,
+    Backend,
+    Card,
+    Conflict,
+    EmbedderPin,
+    Hit,
+    LedgerEntry,
+    Link,
+    LinkGraph,
+    NearestNotes,
+    RecallLog,
+    RecordQuery,
+    Reembedding,
+    ReembedState,
+    TurnWrite,
+)
+
+ALL_KINDS = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE)
+"""Every kind of derived record."""
+ALL_STATUSES = tuple(Status)
+
+
+class LedgerKind(str, Enum):
+    """The kinds of ledger entry the core writes (a copy carries over whatever kinds a
+    ledger holds, these or a plugin's own)."""
+
+    AUDIT = "audit"
+    """One thing the lifecycle did; refs: the record."""
+    RECALL = "recall"
+    """What one recall retrieved and showed; key: the recall id."""
+    RECALL_FEEDBACK = "recall_feedback"
+    """That a recall was answered (written if absent, so it counts once); key: its id."""
+    CONFLICT = "conflict"
+    """An entity conflict; refs: the records it names."""
+    CARD = "card"
+    """A profile card or rolling summary; key: its kind and exact scope."""
+    USE = "use"
+    """One use of a record, with its time; refs: the record."""
+    FORGOTTEN = "forgotten"
+    """The id of a turn forgotten on request (no content), so a replay is not stored."""
+
+
+AUDIT = LedgerKind.AUDIT.value
+RECALL = LedgerKind.RECALL.value
+RECALL_FEEDBACK = LedgerKind.RECALL_FEEDBACK.value
+CONFLICT = LedgerKind.CONFLICT.value
+CARD = LedgerKind.CARD.value
+USE = LedgerKind.USE.value
+FORGOTTEN = LedgerKind.FORGOTTEN.value
+
+
+class Store:
+    """A backend, seen the way the write, read and lifecycle code uses it."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.ledger = backend.ledger
+
+    @property
+    def url(self) -> str:
+        return self.backend.url
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def read_pin(self) -> EmbedderPin | None:
+        return self.backend.read_pin()
+
+    def write_pin(self, pin: EmbedderPin, *, replace: bool = False) -> None:
+        self.backend.write_pin(pin, replace=replace)
+
+    # -- episodes -----------------------------------------------------------------------
+
+    def existing_episode_ids(self, ids: Collection[str]) -> set[str]:
+        """Ids stored, or stored once and forgotten (a replay must not bring those back)."""
+        if not ids:
+            return set()
+        found = {e.id for e in self.backend.get_episodes(ids)}
+        return found | self._forgotten(set(ids) - found)
+
+    def _forgotten(self, ids: Collection[str]) -> set[str]:
+        return {e.key for e in self.ledger.list(FORGOTTEN, refs=ids)} if ids else set()
+
+    def write_turns(self, turns: Sequence[TurnWrite], vectors: Vectors | None) -> list[bool]:
+        """Store turns (see :meth:`Backend.write_turns`), leaving out forgotten ones and
+        invalidating the active summaries built on what a new note supersedes."""
+        turns = list(turns)
+        forgotten = self._forgotten({t.episode.id for t in turns})
+        keep = [t.episode.id not in forgotten for t in turns]
+        if forgotten and vectors is not None:
+            with_note = [k for t, k in zip(turns, keep) if t.note is not None]
+            vectors = np.asarray(vectors)[np.asarray(with_note, bool)]
+        sent = [self._with_invalidations(t) for t, k in zip(turns, keep) if k]
+        fresh = iter(self.backend.write_turns(sent, vectors) if sent else [])
+        return [next(fresh) if k else False for k in keep]
+
+    def _with_invalidations(self, turn: TurnWrite) -> TurnWrite:
+        if not turn.supersedes:
+            return turn
+        summaries = self.backend.iter_records(
+            RecordQuery(kinds=(Kind.SUMMARY,), sources=turn.supersedes)
+        )
+        # a summary built on a superseded fact no longer holds
+        return replace(turn, invalidates=tuple(dict.fromkeys(r.id for r in summaries)))
+
+    def get_episode(self, episode_id: str) -> Episode | None:
+        found = self.backend.get_episodes([episode_id])
+        return found[0] if found else None
+
+    def get_episodes(self, episode_ids: Collection[str]) -> list[Episode]:
+        return self.backend.get_episodes(episode_ids)
+
+    def recent_episodes(
+        self, scope: Scope | None, *, limit: int, before: str | None = None
+    ) -> list[Episode]:
+        return self.backend.recent_episodes(scope, limit=limit, before=before)
+
+    # -- records ------------------------------------------------------------------------
+
+    def add_records(self, records: Sequence[Record], vectors: Vectors) -> None:
+        self.backend.put_records(records, vectors)
+
+    def replace_records(self, records: Sequence[Record], vectors: Vectors) -> None:
+        self.backend.put_records(records, vectors, replace=True)
+
+    def get_record(self, record_id: str, *, any_status: bool = False) -> Record | None:
+        for record in self.backend.get_records([record_id]):
+            if any_status or record.status is Status.ACTIVE:
+                return record
+        return None
+
+    def get_records(self, record_ids: Collection[str]) -> list[Record]:
+        return self.backend.get_records(record_ids)
+
+    def iter_records(self, query: RecordQuery, *, batch: int = 1000) -> Iterator[Record]:
+        return self.backend.iter_records(query, batch=batch)
+
+    def recent_records(self, scope: Scope, *, kinds: Collection[Kind], limit: int) -> list[Record]:
+        """The newest active records of the given kinds visible in ``scope``."""
+        query = RecordQuery(scope=scope, kinds=kinds, newest_first=True, limit=limit)
+        return list(self.backend.iter_records(query, batch=limit))
+
+    def count(self, scope: Scope | None, kind: Kind) -> int:
+        return self.backend.count(scope, kind)
+
+    def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
+        return self.backend.get_vectors(record_ids)
+
+    def derived_from(self, source_ids: Collection[str]) -> list[str]:
+        """Ids of every record whose provenance names one of ``source_ids``."""
+        if not source_ids:
+            return []
+        query = RecordQuery(kinds=ALL_KINDS, statuses=ALL_STATUSES, sources=source_ids)
+        return list(dict.fromkeys(r.id for r in self.backend.iter_records(query)))
+
+    # -- search -------------------------------------------------------------------------
+
+    def search(
+        self,
+        scope: Scope,
+        vector: Vectors,
+        *,
+        text: str | None,
+        limit: int,
+        kinds: Collection[Kind] = ALL_KINDS,
+    ) -> list[Hit]:
+        return self.backend.search(scope, vector, text=text, limit=limit, kinds=kinds)
+
+    def nearest(self, scope: Scope, vectors: Vectors) -> list[tuple[str, float] | None]:
+        """For each row, the nearest active note visible in ``scope``, or None."""
+        if isinstance(self.backend, NearestNotes):
+            return self.backend.nearest(scope, vectors)
+        out: list[tuple[str, float] | None] = []
+        for row in np.asarray(vectors, np.float32).reshape(len(vectors), -1):
+            hits = self.backend.search(scope, row, text=None, limit=1, kinds=(Kind.NOTE,))
+            out.append((hits[0].record.id, hits[0].similarity) if hits else None)
+        return out
+
+    # -- counters and updates -------------------------------------------------------------
+
+    def touch(self, record_ids: Collection[str], *, at: datetime) -> None:
+        if record_ids:
+            self.backend.update_records(record_ids, at=at, counter="access")
+
+    def record_feedback(
+        self, *, used: Collection[str], ignored: Collection[str], at: datetime
+    ) -> None:
+        """Count a use or an ignore for each record, and log the uses with their time."""
+        if used:
+            self.backend.update_records(used, at=at, counter="used")
+            self.ledger.put(
+                [LedgerEntry(USE, uuid.uuid4().hex, None, at, refs=(rid,)) for rid in used]
+            )
+        if ignored:
+            self.backend.update_records(ignored, at=at, counter="ignored")
+
+    def uses_since(self, record_ids: Collection[str], since: datetime) -> dict[str, int]:
+        """How many logged uses each record had at or after ``since``."""
+        if not record_ids:
+            return {}
+        wanted = set(record_ids)
+        counts: Counter[str] = Counter()
+        for entry in self.ledger.list(USE, refs=wanted, since=since):
+            counts.update(r for r in entry.refs if r in wanted)
+        return dict(counts)
+
+    def update_records(
+        self,
+        record_ids: Collection[str],
+        *,
+        at: datetime,
+        tier: Tier | None = None,
+        status: Status | None = None,
+        pinned: bool | None = None,
+        valid_to: datetime | None = None,
+        superseded_by: str | None = None,
+        tags: Tags | None = None,
+    ) -> None:
+        self.backend.update_records(
+            record_ids,
+            at=at,
+            tier=tier,
+            status=status,
+            pinned=pinned,
+            valid_to=valid_to,
+            superseded_by=superseded_by,
+            tags=tags,
+        )
+
+    # -- removing -----------------------------------------------------------------------
+
+    def delete_records(self, record_ids: Collection[str], *, erase: bool = False) -> list[str]:
+        """Remove records for good, with their provenance, links, vectors and use log."""
+        if not record_ids:
+            return []
+        removed = self.backend.delete(records=record_ids, erase=erase)["records"]
+        self._drop_entries(USE, refs=removed)
+        return removed
+
+    def delete_episodes(self, episode_ids: Collection[str], *, erase: bool = False) -> list[str]:
+        """Remove episodes for good (only the right to be forgotten does this).
+
+        Their ids are kept in the ledger first (ids only, no content), so a replayed turn
+        is not stored again: ``existing_episode_ids`` reports them and ``write_turns``
+        skips them.
+        """
+        found = self.backend.get_episodes(episode_ids)
+        if not found:
+            return []
+        self.ledger.put(
+            [LedgerEntry(FORGOTTEN, e.id, e.scope, e.at, refs=(e.id,)) for e in found],
+            replace=False,
+        )
+        return self.backend.delete(episodes=[e.id for e in found], erase=erase)["episodes"]
+
+    def _drop_entries(
+        self, kind: str, *, refs: Collection[str] | None = None, scope: Scope | None = None
+    ) -> int:
+        if refs is not None and not refs:
+            return 0
+        keys = [e.key for e in self.ledger.list(kind, refs=refs, scope=scope)]
+        return self.ledger.delete(kind, keys) if keys else 0
+
+    def forget_traces(self, doomed: Collection[str], note_scopes: Collection[Scope]) -> int:
+        """Outside a forgotten scope: the audit entries, conflicts and use log naming a
+        removed record, and the cards of broader scopes (written from its notes).
+        Returns how many audit entries went."""
+        audit = self._drop_entries(AUDIT, refs=doomed)
+        self._drop_entries(CONFLICT, refs=doomed)
+        self._drop_entries(USE, refs=doomed)
+        # a card is written from the notes its scope owns (``Scope.owns``): only those are
+        # stale; a card of the agent's anonymous runs never held a user's notes
+        stale = [
+            e.key
+            for e in self.ledger.list(CARD)
+            if e.scope is not None and any(e.scope.owns(s) for s in note_scopes)
+        ]
+        if stale:
+            self.ledger.delete(CARD, stale)
+        return audit
+
+    def forget_scope_entries(self, scope: Scope) -> dict[str, int]:
+        """Every ledger entry of ``scope`` but the ids of forgotten turns; counts per kind."""
+        counts = {
+            "audit": self._drop_entries(AUDIT, scope=scope),
+            "recalls": self._drop_entries(RECALL, scope=scope),
+            "conflicts": self._drop_entries(CONFLICT, scope=scope),
+            "cards": self._drop_entries(CARD, scope=scope),
+        }
+        self._drop_entries(RECALL_FEEDBACK, scope=scope)
+        return counts
+
+    # -- links (optional) ------------------------------------------------------------------
+
+    def reinforce_links(
+        self, pairs: Sequence[tuple[str, str, str]], *, delta: float, at: datetime
+    ) -> None:
+        if isinstance(self.backend, LinkGraph):
+            self.backend.reinforce_links(pairs, delta=delta, at=at)
+
+    def links_of(self, record_ids: Collection[str], *, min_weight: float) -> list[Link]:
+        if isinstance(self.backend, LinkGraph):
+            return self.backend.links_of(record_ids, min_weight=min_weight)
+        return []
+
+    def decay_links(self, *, factor: float, at: datetime) -> None:
+        if isinstance(self.backend, LinkGraph):
+            self.backend.decay_links(factor=factor, at=at)
+
+    def prune_links(self, *, min_weight: float) -> int:
+        if isinstance(self.backend, LinkGraph):
+            return self.backend.prune_links(min_weight=min_weight)
+        return 0
+
+    # -- re-embedding (optional) -----------------------------------------------------------
+
+    def _reembedding(self) -> Reembedding:
+        if not isinstance(self.backend, Reembedding):
+            raise UnsupportedError(
+                f"{type(self.backend).__name__} cannot re-embed in place; copy the store "
+                "into a new one with the new embedder: commonplace.stores.copy(source, "
+                "target, embedder=new_embedder)"
+            )
+        return self.backend
+
+    def reembed_state(self) -> ReembedState | None:
+        if not isinstance(self.backend, Reembedding):
+            return None
+        return self.backend.reembed_state()
+
+    def reembed_pending(self, target: EmbedderPin, *, limit: int) -> list[Record]:
+        return self._reembedding().reembed_pending(target, limit=limit)
+
+    def reembed_stage(
+        self, target: EmbedderPin, record_ids: Sequence[str], vectors: Vectors
+    ) -> None:
+        """Stage new vectors, checked first: one finite row of the target's dimension per id."""
+        backend = self._reembedding()
+        matrix = np.asarray(vectors, np.float32)
+        if matrix.shape != (len(record_ids), target.dim):
+            raise InvalidInputError(
+                f"reembed_stage got vectors of shape {matrix.shape} for {len(record_ids)} ids; "
+                f"it needs one row of {target.dim} (the target's dimension) per id"
+            )
+        if not np.all(np.isfinite(matrix)):
+            raise InvalidInputError("reembed_stage got NaN or infinite vector values")
+        backend.reembed_stage(target, record_ids, matrix)
+
+    def reembed_finish(self, target: EmbedderPin) -> int | None:
+        return self._reembedding().reembed_finish(target)
+
+    # -- the audit log ----------------------------------------------------------------------
+
+    def append_audit(self, entries: Sequence[AuditEntry]) -> None:
+        self.ledger.put(
+            [
+                LedgerEntry(
+                    AUDIT,
+                    uuid.uuid4().hex,
+                    e.scope,
+                    e.at,
+                    {
+                        "action": e.action,
+                        "rule": e.rule,
+                        "record_id": e.record_id,
+                        "detail": e.detail,
+                    },
+                    refs=(e.record_id,),
+                )
+                for e in entries
+            ]
+        )
+
+    def audit_log(self, scope: Scope | None, *, limit: int) -> list[AuditEntry]:
+        """The newest entries first."""
+        out = []
+        for e in self.ledger.list(AUDIT, scope=scope, limit=limit):
+            d = _fields(e, "action", "rule", "record_id", "detail")
+            out.append(
+                AuditEntry(e.at, _scope(e), d["action"], d["rule"], d["record_id"], d["detail"])
+            )
+        return out
+
+    # -- recall logs ------------------------------------------------------------------------
+
+    def log_recall(self, log: RecallLog) -> None:
+        data = {"retrieved": list(log.item_ids), "shown": list(log.shown_ids)}
+        self.ledger.put([LedgerEntry(RECALL, log.id, log.scope, log.at, data)])
+        if log.feedback_at is not None:
+            self.ledger.put(
+                [LedgerEntry(RECALL_FEEDBACK, log.id, log.scope, log.feedback_at)], replace=False
+            )
+
+    def get_recall(self, recall_id: str) -> RecallLog | None:
+        entry = self.ledger.get(RECALL, recall_id)
+        if entry is None:
+            return None
+        d = _fields(entry, "retrieved", "shown")
+        answered = self.ledger.get(RECALL_FEEDBACK, recall_id)
+        return RecallLog(
+            entry.key,
+            _scope(entry),
+            entry.at,
+            tuple(d["retrieved"]),
+            None if answered is None else answered.at,
+            tuple(d["shown"]),
+        )
+
+    def mark_recall_feedback(self, recall_id: str, *, at: datetime) -> bool:
+        """Mark a recall as answered; False if it already had feedback (or is unknown).
+
+        The mark is an entry written only if absent, so two concurrent answers cannot
+        both count."""
+        entry = self.ledger.get(RECALL, recall_id)
+        if entry is None:
+            return False
+        mark = LedgerEntry(RECALL_FEEDBACK, recall_id, entry.scope, at)
+        return self.ledger.put([mark], replace=False) == [True]
+
+    # -- conflicts --------------------------------------------------------------------------
+
+    def add_conflict(self, conflict: Conflict) -> None:
+        self.ledger.put([_conflict_entry(conflict)], replace=False)
+
+    def conflicts(self, scope: Scope | None, *, open_only: bool) -> list[Conflict]:
+        """Oldest first."""
+        found = [_conflict(e) for e in self.ledger.list(CONFLICT, scope=scope)]
+        found = [c for c in found if not open_only or c.resolved_at is None]
+        return sorted(found, key=lambda c: (c.created_at, c.id))
+
+    def resolve_conflict(self, conflict_id: str, *, resolution: str, at: datetime) -> None:
+        entry = self.ledger.get(CONFLICT, conflict_id)
+        if entry is not None:
+            done = replace(_conflict(entry), resolved_at=at, resolution=resolution)
+            self.ledger.put([_conflict_entry(done)])
+
+    # -- cards ------------------------------------------------------------------------------
+
+    def get_card(self, scope: Scope, kind: str) -> Card | None:
+        entry = self.ledger.get(CARD, _card_key(scope, kind))
+        if entry is None:
+            return None
+        d = _fields(entry, "text", "data")
+        return Card(scope, kind, d["text"], entry.at, dict(d["data"]))
+
+    def put_card(self, card: Card) -> None:
+        data = {"kind": card.kind, "text": card.text, "data": dict(card.data)}
+        self.ledger.put(
+            [LedgerEntry(CARD, _card_key(card.scope, card.kind), card.scope, card.updated_at, data)]
+        )
+
+
+def _card_key(scope: Scope, kind: str) -> str:
+    # compact, like SQLite's json_array, which wrote the keys of stores made before the ledger
+    return json.dumps([kind, *scope.parts()], ensure_ascii=False, separators=(",", ":"))
+
+
+def _conflict_entry(c: Conflict) -> LedgerEntry:
+    data = {
+        "entity": c.entity,
+        "reason": c.reason,
+        "record_ids": list(c.record_ids),
+        "resolved_at": None if c.resolved_at is None else c.resolved_at.isoformat(),
+        "resolution": c.resolution,
+    }
+    return LedgerEntry(CONFLICT, c.id, c.scope, c.created_at, data, refs=tuple(c.record_ids))
+
+
+def _conflict(e: LedgerEntry) -> Conflict:
+    d = _fields(e, "entity", "reason", "record_ids", "resolved_at", "resolution")
+    try:
+        resolved = None if d["resolved_at"] is None else datetime.fromisoformat(d["resolved_at"])
+    except (TypeError, ValueError):
+        raise _damaged(e) from None
+    return Conflict(
+        e.key,
+        _scope(e),
+        d["entity"],
+        d["reason"],
+        tuple(d["record_ids"]),
+        e.at,
+        resolved,
+        d["resolution"],
+    )
+
+
+def _fields(entry: LedgerEntry, *names: str) -> dict[str, Any]:
+    missing = [n for n in names if n not in entry.data]
+    if missing:
+        raise _damaged(entry)
+    return {n: entry.data[n] for n in names}
+
+
+def _scope(entry: LedgerEntry) -> Scope:
+    if entry.scope is None:
+        raise _damaged(entry)
+    return entry.scope
+
+
+def _damaged(entry: LedgerEntry) -> CorruptStoreError:
+    return CorruptStoreError(
+        f"the ledger entry {entry.kind}/{entry.key} is damaged ({dict(entry.data)!r}); "
+        "restore the store from a backup"
+    )
