@@ -204,3 +204,56 @@ def test_a_version_1_store_is_migrated_and_its_records_stay_findable(tmp_path: P
         assert memory.recall("Clint", scope="bob").items == ()
         assert [e.id for e in memory.explain("nt_1").episodes()] == ["ep_1"]
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+@pytest.mark.parametrize("common", [50, 10_000])
+def test_a_word_in_thousands_of_records_is_left_out_of_the_any_word_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, common: int
+) -> None:
+    """Ranking every record that holds a common word cost most of a recall at 100k notes:
+    the any-word search leaves such a word out, the all-words search still uses it. (The
+    bound is lowered to 50 here, and raised past the store's size to show the difference.)"""
+    from datetime import datetime, timezone
+
+    from commonplace import Episode, Record, Role, Scope, Tags, Tier
+    from commonplace.stores import EmbedderPin, SQLiteBackend, TurnWrite, _sqlite
+
+    monkeypatch.setattr(_sqlite, "_COMMON_TERM_ROWS", common)
+
+    scope = Scope(user="ana")
+    at = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    texts = [f"tram ride {i} in lisbon" for i in range(51)]
+    texts += ["a zanzibar spice market", "lisbon and zanzibar both"]
+    writes = []
+    for i, text in enumerate(texts):
+        episode = Episode(f"ep_{i:06d}", scope, Role.USER, text, at)
+        note = Record(
+            id=f"nt_{i:06d}",
+            kind=Kind.NOTE,
+            scope=scope,
+            text=text,
+            tags=Tags(),
+            provenance=(episode.id,),
+            created_at=at,
+            last_access=at,
+            tier=Tier.WARM,
+        )
+        writes.append(TurnWrite(episode, note))
+    with SQLiteBackend(tmp_path / "m.db") as backend:
+        backend.write_pin(EmbedderPin("test-embedder", 32))
+        vectors = np.zeros((len(texts), 32), np.float32)
+        vectors[:, 0] = 1.0
+        backend.write_turns(writes, vectors)
+        query = np.zeros(32, np.float32)
+        query[1] = 1.0  # orthogonal to every note: only keyword hits carry information
+        hits = backend.search(scope, query, text="lisbon zanzibar", limit=5)
+        by_keyword = {h.record.text for h in hits if h.keyword}
+        # both words: found by the all-words search; only the rare word: by the any-word one
+        zanzibar = {"lisbon and zanzibar both", "a zanzibar spice market"}
+        if common == 50:
+            assert by_keyword == zanzibar
+        else:  # lisbon is not common in a store of 53 records: it joins the any-word search
+            assert by_keyword > zanzibar
+        # a query of common words alone still finds records holding all of them
+        hits = backend.search(scope, query, text="lisbon tram", limit=3)
+        assert sum(h.keyword for h in hits) == 3

@@ -102,8 +102,15 @@ def content_terms(text: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=65_536)  # record texts come back in recall after recall
 def _content_terms(text: str) -> frozenset[str]:
-    words = (_folded(w) for w in WORD.findall(text.lower()))
-    return frozenset(stem(w) for w in words if w not in STOPWORDS)
+    terms = (_term(w) for w in WORD.findall(text.lower()))
+    return frozenset(t for t in terms if t is not None)
+
+
+@functools.lru_cache(maxsize=65_536)  # a store's texts are many, its words far fewer
+def _term(word: str) -> str | None:
+    """A lower-cased word's stemmed term, or None for a stop word."""
+    folded = _folded(word)
+    return None if folded in STOPWORDS else stem(folded)
 
 
 def _folded(word: str) -> str:

@@ -57,6 +57,10 @@ _COUNTER_SETS = {
 # after ranking), and is satisfied once the all-words search found this many.
 _KEYWORD_OVERFETCH = 2
 _KEYWORD_ENOUGH = 10
+# A word in more records than this is left out of the any-word search: ranking every
+# record that holds it (a large store's "Lisbon") cost most of a recall, and so common a
+# word says little about which record is meant. The all-words search still uses it.
+_COMMON_TERM_ROWS = 2_000
 
 
 class SQLiteBackend(SQLiteLinks, SQLiteReembed):
@@ -326,7 +330,16 @@ class SQLiteBackend(SQLiteLinks, SQLiteReembed):
         """
         where, params = scope_clause(scope, "r")
         hits: set[int] = set()
-        for match in fts_queries(text, scope):
+
+        def rare(word: str) -> bool:  # at most _COMMON_TERM_ROWS matches, counted no further
+            (found,) = db.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? "
+                "LIMIT ?)",
+                (word, _COMMON_TERM_ROWS + 1),
+            ).fetchone()
+            return bool(found <= _COMMON_TERM_ROWS)
+
+        for match in fts_queries(text, scope, rare=rare):
             rows = db.execute(
                 "SELECT r.seq FROM (SELECT rowid, rank FROM records_fts "
                 "WHERE records_fts MATCH ? ORDER BY rank LIMIT ?) AS f "

@@ -10,7 +10,7 @@ import contextlib
 import functools
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -189,19 +189,25 @@ def scope_tokens(scope: Scope) -> list[str]:
     ]
 
 
-def fts_queries(text: str, scope: Scope) -> list[str]:
+def fts_queries(text: str, scope: Scope, *, rare: Callable[[str], bool] | None = None) -> list[str]:
     """FTS5 MATCH expressions over the content words of ``text``, each a quoted literal:
     all the words first (an intersection, cheap and precise), then any of them.
 
     Stop words are left out: "what did I do" would match nearly every record and make
-    BM25 rank the whole table.
+    BM25 rank the whole table. ``rare`` (given a quoted word) keeps a word in the
+    any-word query; the caller leaves out words so common in the store that ranking
+    their matches would cost more than they tell.
     """
     words = list(dict.fromkeys(w for w in TOKEN.findall(text.lower()) if w not in STOPWORDS))[:32]
     quoted = ['"' + w.replace('"', '""') + '"' for w in words]
     if not quoted:
         return []
     within = " AND ".join(scope_tokens(scope))
-    queries = [" AND ".join(quoted)] + ([f"({' OR '.join(quoted)})"] if len(quoted) > 1 else [])
+    queries = [" AND ".join(quoted)]
+    if len(quoted) > 1:
+        some = [q for q in quoted if rare is None or rare(q)]
+        if some:
+            queries.append(f"({' OR '.join(some)})")
     return [f"{q} AND {within}" for q in queries]
 
 
