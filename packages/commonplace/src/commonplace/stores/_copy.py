@@ -6,6 +6,10 @@ every kind and status with its vector, provenance and counters, every ledger ent
 the links when both backends keep links. Records are written with replacement and
 ledger entries by key, so a copy that was interrupted is finished by running it again.
 Stop the source's writers first: a turn written meanwhile may be left out.
+
+With ``embedder``, the copy is also a re-embed: every record is embedded again with that
+model (from the same text the write path embeds) and the target is pinned to it. That
+is how a store whose backend cannot re-embed in place moves to another model.
 """
 
 from __future__ import annotations
@@ -14,8 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .._records import Record
+from ..embedders import Embedder, Vectors, embed_checked, embedding_text
+from ..embedders._reembed import own_evidence
+from ..embedders._resolve import pin_of
+from ..errors import InvalidInputError, InvalidTypeError
 from ._protocol import Backend, LinkGraph, RecordQuery, TurnWrite
-from ._store import ALL_KINDS, ALL_STATUSES
+from ._store import ALL_KINDS, ALL_STATUSES, Store
 
 Progress = Callable[[str, int], None]
 """Told (part, how many so far) as a copy goes."""
@@ -30,14 +38,23 @@ class CopyReport:
 
 
 def copy(
-    source: Backend, target: Backend, *, batch: int = 500, progress: Progress | None = None
+    source: Backend,
+    target: Backend,
+    *,
+    batch: int = 500,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
 ) -> CopyReport:
     """Copy everything ``source`` holds into ``target`` (empty, or an earlier partial copy
-    of the same source); see the module docstring for what that is."""
-    if batch < 1:
-        from ..errors import InvalidInputError
-
-        raise InvalidInputError(f"batch must be at least 1, not {batch}")
+    of the same source), re-embedding with ``embedder`` when given; see the module
+    docstring for what that is."""
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise InvalidInputError(f"batch must be an int of at least 1, not {batch!r}")
+    if embedder is not None and not isinstance(embedder, Embedder):
+        raise InvalidTypeError(
+            "embedder must be a commonplace Embedder (name, dim, embed); wrap other models "
+            "with commonplace.embedders.CallableEmbedder"
+        )
     report = CopyReport()
 
     def tell(part: str, n: int) -> None:
@@ -45,9 +62,17 @@ def copy(
         if progress is not None:
             progress(part, report.counts[part])
 
-    pin = source.read_pin()
+    pin = source.read_pin() if embedder is None else pin_of(embedder)
     if pin is not None:
         target.write_pin(pin)
+
+    def vectors(records: list[Record]) -> Vectors:
+        if embedder is None:
+            return source.get_vectors([r.id for r in records])
+        seen = Store(source)
+        texts = [embedding_text(r, evidence=own_evidence(seen, r)) for r in records]
+        return embed_checked(embedder, texts)
+
     _copy_episodes(source, target, batch, tell)
     query = RecordQuery(kinds=ALL_KINDS, statuses=ALL_STATUSES)
     chunk: list[Record] = []
@@ -56,11 +81,11 @@ def copy(
         chunk.append(record)
         record_ids.append(record.id)
         if len(chunk) == batch:
-            target.put_records(chunk, source.get_vectors([r.id for r in chunk]), replace=True)
+            target.put_records(chunk, vectors(chunk), replace=True)
             tell("records", len(chunk))
             chunk = []
     if chunk:
-        target.put_records(chunk, source.get_vectors([r.id for r in chunk]), replace=True)
+        target.put_records(chunk, vectors(chunk), replace=True)
         tell("records", len(chunk))
     for kind in source.ledger.kinds():
         entries = source.ledger.list(kind)

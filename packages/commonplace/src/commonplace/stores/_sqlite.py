@@ -296,7 +296,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteReembed):
             index = self._catch_up(db)
             if index is None:
                 return []
-            hits = dict(index.search(scope, vector, limit=limit))
+            hits = self._vector_hits(db, index, scope, vector, limit, kinds)
             keyword = self._keyword_hits(db, scope, text, limit) if text else set()
             for seq in keyword - hits.keys():  # keyword-only hits need their cosine
                 found = index.similarity(seq, vector)
@@ -319,6 +319,39 @@ class SQLiteBackend(SQLiteLinks, SQLiteReembed):
                     by_seq[row[0]] = record
         ordered = sorted(by_seq, key=lambda s: -hits[s])
         return [Hit(by_seq[s], hits[s], s in keyword) for s in ordered]
+
+    def _vector_hits(
+        self,
+        db: sqlite3.Connection,
+        index: VectorIndex,
+        scope: Scope,
+        vector: Vectors,
+        limit: int,
+        kinds: Collection[Kind],
+    ) -> dict[int, float]:
+        """The ``limit`` nearest active records of ``kinds``: the cache holds every vector
+        (deleted records and other kinds too), so ask it for more until enough pass."""
+        where, params = scope_clause(scope)
+        kind_values = [k.value for k in kinds]
+        want = limit
+        while True:
+            found = index.search(scope, vector, limit=want)
+            seqs = [seq for seq, _ in found]
+            passing: set[int] = set()
+            for chunk in chunks(seqs):
+                passing.update(
+                    r[0]
+                    for r in db.execute(
+                        f"SELECT seq FROM records NOT INDEXED WHERE seq IN ({marks(len(chunk))}) "
+                        f"AND status = 'active' AND kind IN ({marks(len(kind_values))}) "
+                        f"AND {where}",
+                        (*chunk, *kind_values, *params),
+                    )
+                )
+            kept = [(seq, sim) for seq, sim in found if seq in passing][:limit]
+            if len(kept) >= limit or len(found) < want:
+                return dict(kept)
+            want *= 4
 
     def _keyword_hits(
         self, db: sqlite3.Connection, scope: Scope, text: str, limit: int

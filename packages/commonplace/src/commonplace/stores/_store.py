@@ -347,8 +347,8 @@ class Store:
         if not isinstance(self.backend, Reembedding):
             raise UnsupportedError(
                 f"{type(self.backend).__name__} cannot re-embed in place; copy the store "
-                "into a new one with the new embedder: commonplace.stores.copy(source, "
-                "target, embedder=new_embedder)"
+                "into a new one with the new model: commonplace.stores.copy(backend, "
+                "new_backend, embedder=new_model)"
             )
         return self.backend
 
