@@ -213,32 +213,17 @@ def test_a_word_in_thousands_of_records_is_left_out_of_the_any_word_search(
     """Ranking every record that holds a common word cost most of a recall at 100k notes:
     the any-word search leaves such a word out, the all-words search still uses it. (The
     bound is lowered to 50 here, and raised past the store's size to show the difference.)"""
-    from datetime import datetime, timezone
-
-    from commonplace import Episode, Record, Role, Scope, Tags, Tier
+    from commonplace import Scope
     from commonplace.stores import EmbedderPin, SQLiteBackend, TurnWrite, _sqlite
+    from commonplace.testing import episode, note
 
     monkeypatch.setattr(_sqlite, "_COMMON_TERM_ROWS", common)
 
     scope = Scope(user="ana")
-    at = datetime(2026, 3, 1, tzinfo=timezone.utc)
     texts = [f"tram ride {i} in lisbon" for i in range(51)]
     texts += ["a zanzibar spice market", "lisbon and zanzibar both"]
-    writes = []
-    for i, text in enumerate(texts):
-        episode = Episode(f"ep_{i:06d}", scope, Role.USER, text, at)
-        note = Record(
-            id=f"nt_{i:06d}",
-            kind=Kind.NOTE,
-            scope=scope,
-            text=text,
-            tags=Tags(),
-            provenance=(episode.id,),
-            created_at=at,
-            last_access=at,
-            tier=Tier.WARM,
-        )
-        writes.append(TurnWrite(episode, note))
+    turns = [episode(scope, text) for text in texts]
+    writes = [TurnWrite(turn, note(turn, turn.text)) for turn in turns]
     with SQLiteBackend(tmp_path / "m.db") as backend:
         backend.write_pin(EmbedderPin("test-embedder", 32))
         vectors = np.zeros((len(texts), 32), np.float32)

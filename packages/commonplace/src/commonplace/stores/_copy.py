@@ -66,10 +66,11 @@ def copy(
     if pin is not None:
         target.write_pin(pin)
 
+    seen = Store(source)
+
     def vectors(records: list[Record]) -> Vectors:
         if embedder is None:
             return source.get_vectors([r.id for r in records])
-        seen = Store(source)
         texts = [embedding_text(r, evidence=own_evidence(seen, r)) for r in records]
         return embed_checked(embedder, texts)
 

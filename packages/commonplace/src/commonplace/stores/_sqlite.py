@@ -296,65 +296,50 @@ class SQLiteBackend(SQLiteLinks, SQLiteReembed):
             index = self._catch_up(db)
             if index is None:
                 return []
-            hits = self._vector_hits(db, index, scope, vector, limit, kinds)
-            keyword = self._keyword_hits(db, scope, text, limit) if text else set()
+            # the cache holds every vector (deleted records and other kinds too): ask it
+            # for more until ``limit`` of the nearest pass the row filter
+            want = limit
+            while True:
+                found = index.search(scope, vector, limit=want)
+                by_seq = self._active_rows(db, [seq for seq, _ in found], scope, kinds)
+                nearest = [(seq, sim) for seq, sim in found if seq in by_seq]
+                if len(nearest) >= limit or len(found) < want:
+                    break
+                want *= 4
+            hits = dict(nearest[:limit])
+            # a word in more records than the bound is left out of the any-word search;
+            # a store that small holds no such word, so nothing needs counting
+            bounded = len(index) > _COMMON_TERM_ROWS
+            keyword = self._keyword_hits(db, scope, text, limit, bounded) if text else set()
             for seq in keyword - hits.keys():  # keyword-only hits need their cosine
-                found = index.similarity(seq, vector)
-                if found is not None:
-                    hits[seq] = found
-            if not hits:
-                return []
-            where, params = scope_clause(scope)
-            kind_values = [k.value for k in kinds]
-            by_seq: dict[int, Record] = {}
-            for chunk in chunks(list(hits)):
-                # NOT INDEXED: look the rows up by seq, never by scanning a scope index
-                rows = db.execute(
-                    f"SELECT {RECORD_COLUMNS} FROM records NOT INDEXED "
-                    f"WHERE seq IN ({marks(len(chunk))}) "
-                    f"AND status = 'active' AND kind IN ({marks(len(kind_values))}) AND {where}",
-                    (*chunk, *kind_values, *params),
-                ).fetchall()
-                for row, record in zip(rows, self._records(db, rows)):
-                    by_seq[row[0]] = record
-        ordered = sorted(by_seq, key=lambda s: -hits[s])
+                similarity = index.similarity(seq, vector)
+                if similarity is not None:
+                    hits[seq] = similarity
+            missing = [seq for seq in hits if seq not in by_seq]
+            by_seq.update(self._active_rows(db, missing, scope, kinds))
+        ordered = sorted((s for s in hits if s in by_seq), key=lambda s: -hits[s])
         return [Hit(by_seq[s], hits[s], s in keyword) for s in ordered]
 
-    def _vector_hits(
-        self,
-        db: sqlite3.Connection,
-        index: VectorIndex,
-        scope: Scope,
-        vector: Vectors,
-        limit: int,
-        kinds: Collection[Kind],
-    ) -> dict[int, float]:
-        """The ``limit`` nearest active records of ``kinds``: the cache holds every vector
-        (deleted records and other kinds too), so ask it for more until enough pass."""
+    def _active_rows(
+        self, db: sqlite3.Connection, seqs: list[int], scope: Scope, kinds: Collection[Kind]
+    ) -> dict[int, Record]:
+        """The active records of ``kinds`` visible in ``scope`` among these row seqs."""
         where, params = scope_clause(scope)
         kind_values = [k.value for k in kinds]
-        want = limit
-        while True:
-            found = index.search(scope, vector, limit=want)
-            seqs = [seq for seq, _ in found]
-            passing: set[int] = set()
-            for chunk in chunks(seqs):
-                passing.update(
-                    r[0]
-                    for r in db.execute(
-                        f"SELECT seq FROM records NOT INDEXED WHERE seq IN ({marks(len(chunk))}) "
-                        f"AND status = 'active' AND kind IN ({marks(len(kind_values))}) "
-                        f"AND {where}",
-                        (*chunk, *kind_values, *params),
-                    )
-                )
-            kept = [(seq, sim) for seq, sim in found if seq in passing][:limit]
-            if len(kept) >= limit or len(found) < want:
-                return dict(kept)
-            want *= 4
+        out: dict[int, Record] = {}
+        for chunk in chunks(seqs):
+            # NOT INDEXED: look the rows up by seq, never by scanning a scope index
+            rows = db.execute(
+                f"SELECT {RECORD_COLUMNS} FROM records NOT INDEXED "
+                f"WHERE seq IN ({marks(len(chunk))}) "
+                f"AND status = 'active' AND kind IN ({marks(len(kind_values))}) AND {where}",
+                (*chunk, *kind_values, *params),
+            ).fetchall()
+            out.update(zip((row[0] for row in rows), self._records(db, rows)))
+        return out
 
     def _keyword_hits(
-        self, db: sqlite3.Connection, scope: Scope, text: str, limit: int
+        self, db: sqlite3.Connection, scope: Scope, text: str, limit: int, bounded: bool
     ) -> set[int]:
         """BM25 finds the candidates (the core scores how well each matches).
 
@@ -372,7 +357,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteReembed):
             ).fetchone()
             return bool(found <= _COMMON_TERM_ROWS)
 
-        for match in fts_queries(text, scope, rare=rare):
+        for match in fts_queries(text, scope, rare=rare if bounded else None):
             rows = db.execute(
                 "SELECT r.seq FROM (SELECT rowid, rank FROM records_fts "
                 "WHERE records_fts MATCH ? ORDER BY rank LIMIT ?) AS f "

@@ -45,12 +45,13 @@ class VectorIndex:
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self.max_seq = 0
+        self._held = 0  # rows added, removed ones included (len() without a walk)
         self._blocks: dict[ScopeParts, _Block] = {}
         self._removed: set[int] = set()
         self._where: dict[int, tuple[_Block, int]] = {}  # seq -> its block and row
 
     def __len__(self) -> int:
-        return sum(b.size for b in self._blocks.values()) - len(self._removed)
+        return self._held - len(self._removed)
 
     def add(self, parts: ScopeParts, seqs: npt.NDArray[np.int64], vectors: Vectors) -> None:
         if len(seqs) == 0:
@@ -60,6 +61,7 @@ class VectorIndex:
             block = self._blocks[parts] = _Block(self.dim)
         start = block.size
         block.append(seqs, vectors)
+        self._held += len(seqs)
         for offset, seq in enumerate(seqs.tolist()):
             self._where[seq] = (block, start + offset)
         self.max_seq = max(self.max_seq, int(seqs.max()))
