@@ -67,7 +67,8 @@ class VectorIndex:
         self.max_seq = max(self.max_seq, int(seqs.max()))
 
     def discard(self, seqs: set[int]) -> None:
-        self._removed |= seqs
+        # only what is held: a row deleted before the cache caught up was never in it
+        self._removed |= {seq for seq in seqs if seq in self._where}
 
     def similarity(self, seq: int, query: Vectors) -> float | None:
         """The cosine similarity of one stored vector, or None if it is not held."""
