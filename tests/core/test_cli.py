@@ -122,3 +122,42 @@ def test_consolidate_runs_the_lifecycle_with_a_dry_run(
     assert json.loads(capsys.readouterr().out)["counts"] == {"summarise": 1}
     assert main(args) == 0
     assert json.loads(capsys.readouterr().out)["counts"] == {}
+
+
+def test_a_command_from_a_missing_package_says_what_to_install(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import commonplace._cli as cli
+
+    monkeypatch.setitem(cli.OPTIONAL_COMMANDS, "orbit", "commonplace-orbit")
+    assert main(["orbit", "--user", "u1"]) == 2
+    err = capsys.readouterr().err
+    assert "commonplace-orbit" in err and "pip install commonplace-orbit" in err
+
+
+def test_an_installed_package_adds_its_command_through_the_entry_point_group(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import argparse
+    from importlib.metadata import EntryPoint
+
+    import commonplace._cli as cli
+
+    def fake_entry_points(*, group: str) -> list[EntryPoint]:
+        assert group == "commonplace.commands"
+        return [EntryPoint("orbit", f"{__name__}:_add_orbit", group)]
+
+    monkeypatch.setattr(cli, "entry_points", fake_entry_points)
+    monkeypatch.setitem(cli.OPTIONAL_COMMANDS, "orbit", "commonplace-orbit")
+    assert main(["orbit", "--times", "3"]) == 0
+    assert capsys.readouterr().out == "orbit orbit orbit\n"
+    assert isinstance(cli._parser(), argparse.ArgumentParser)
+
+
+def _add_orbit(sub: object) -> None:
+    import argparse
+
+    assert isinstance(sub, argparse._SubParsersAction)
+    parser = sub.add_parser("orbit", help="a command a package adds")
+    parser.add_argument("--times", type=int, default=1)
+    parser.set_defaults(run=lambda args: print(" ".join(["orbit"] * args.times)) or 0)

@@ -1,4 +1,11 @@
-"""The ``commonplace`` command line: demo, write, recall, explain, reembed."""
+"""The ``commonplace`` command line: demo, write, recall, explain, reembed, and the commands
+installed packages add (``commonplace mcp``, ``commonplace inspect``).
+
+A package adds a command through the entry-point group ``commonplace.commands``: the name is
+the command, the object a function that takes the subparsers action and adds one parser to
+it, with ``set_defaults(run=...)`` as the built-in commands do. The core imports nothing of
+those packages; a command named here but not installed says which package brings it.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +13,36 @@ import argparse
 import json
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Any
 
 from ._demo import run_demo
 from ._memory import Memory
 from ._scope import Scope
 from .errors import CommonplaceError, InvalidInputError
 
+# Commands that live in packages of their own, and the package that brings each: asked for
+# while that package is missing, the command says what to install instead of argparse's
+# "invalid choice".
+OPTIONAL_COMMANDS = {"inspect": "commonplace-inspect", "mcp": "commonplace-mcp"}
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = next((w for w in words if not w.startswith("-")), None)
+    if command in OPTIONAL_COMMANDS and command not in _added_commands(parser):
+        dist = OPTIONAL_COMMANDS[command]
+        print(
+            f"commonplace: error: the {command!r} command comes with the {dist} package: "
+            f"pip install {dist}",
+            file=sys.stderr,
+        )
+        return 2
+    args = parser.parse_args(words)
     try:
         return int(args.run(args))
     except CommonplaceError as exc:
@@ -85,7 +109,17 @@ def _parser() -> argparse.ArgumentParser:
     reembed.add_argument("--batch", type=int, default=256, help="records per batch")
     reembed.add_argument("--json", action="store_true", help="print JSON")
     reembed.set_defaults(run=_reembed)
+    for entry in sorted(entry_points(group="commonplace.commands"), key=lambda e: e.name):
+        add_command: Callable[[Any], None] = entry.load()
+        add_command(sub)
     return parser
+
+
+def _added_commands(parser: argparse.ArgumentParser) -> set[str]:
+    for action in parser._actions:  # argparse keeps its subparsers only here
+        if isinstance(action, argparse._SubParsersAction):
+            return set(action.choices)
+    return set()
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
