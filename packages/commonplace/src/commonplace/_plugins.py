@@ -15,6 +15,7 @@ from .embedders import Embedder, HashingEmbedder, MiniLMEmbedder
 from .errors import InvalidInputError, InvalidTypeError, InvalidURLError, PluginError
 from .hookspecs import hookimpl
 from .stores import Backend, SQLiteBackend, sqlite_path
+from .stores._vector_index import ANN_ROWS
 from .write import NoteDraft, RuleNoteWriter, Skip, Turn
 
 _HASHING_NAME = re.compile(r"commonplace-hashing-v1-(\d+)")
@@ -22,6 +23,8 @@ _MINILM_NAME = re.compile(r"all-MiniLM-L6-v2-onnx-int8-[0-9a-f]{12}")
 #: names the embedder a new store gets (a pinned store keeps its own): "hashing" for the
 #: zero-dependency choice, or any name the ``commonplace_embedder`` hook resolves
 EMBEDDER_ENV = "COMMONPLACE_EMBEDDER"
+# the scope size from which a store opened by URL searches through a graph ("off": never)
+ANN_ROWS_ENV = "COMMONPLACE_ANN_ROWS"
 
 
 class BuiltinPlugin:
@@ -44,7 +47,21 @@ class BuiltinPlugin:
     def commonplace_backend(self, url: str, scheme: str) -> Backend | None:
         if scheme != "sqlite":
             return None
-        return SQLiteBackend(sqlite_path(url))
+        return SQLiteBackend(sqlite_path(url), ann_rows=_ann_rows())
+
+
+def _ann_rows() -> int | None:
+    configured = os.environ.get(ANN_ROWS_ENV, "").strip()
+    if not configured:
+        return ANN_ROWS
+    if configured.lower() == "off":
+        return None
+    if not configured.isdigit() or int(configured) < 1:
+        raise InvalidInputError(
+            f"${ANN_ROWS_ENV}={configured!r}: give the number of vectors from which a scope "
+            "is searched through a graph (a positive integer), or 'off' to search exactly"
+        )
+    return int(configured)
 
 
 def _embedder_named(name: str) -> Embedder | None:

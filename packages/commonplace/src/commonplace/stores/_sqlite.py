@@ -31,7 +31,6 @@ from ..errors import InvalidInputError
 from ._protocol import Hit, RecordQuery, TurnWrite
 from ._sqlite_ledger import SQLiteLedger
 from ._sqlite_links import SQLiteLinks
-from ._sqlite_reembed import SQLiteReembed
 from ._sqlite_rows import (
     ENTITY_SEPARATOR,
     EPISODE_COLUMNS,
@@ -45,7 +44,8 @@ from ._sqlite_rows import (
     record_values,
     scope_clause,
 )
-from ._vector_index import VectorIndex
+from ._sqlite_vectors import SQLiteVectors
+from ._vector_index import ANN_ROWS, VectorIndex
 
 _COUNTER_SETS = {
     "access": "access_count = access_count + 1, last_access = max(last_access, ?)",
@@ -63,11 +63,18 @@ _KEYWORD_ENOUGH = 10
 _COMMON_TERM_ROWS = 2_000
 
 
-class SQLiteBackend(SQLiteLinks, SQLiteReembed):
-    """A commonplace store in one SQLite file (or in memory with ``":memory:"``)."""
+class SQLiteBackend(SQLiteLinks, SQLiteVectors):
+    """A commonplace store in one SQLite file (or in memory with ``":memory:"``).
 
-    def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
-        super().__init__(path, timeout=timeout)
+    A scope holding at least ``ann_rows`` vectors is searched through an HNSW graph
+    (saved beside the file, in ``<file>.vectors/``, as a cache the rows rebuild);
+    ``ann_rows=None`` searches every scope exactly.
+    """
+
+    def __init__(
+        self, path: str | Path, *, timeout: float = 30.0, ann_rows: int | None = ANN_ROWS
+    ) -> None:
+        super().__init__(path, timeout=timeout, ann_rows=ann_rows)
         self._ledger = SQLiteLedger(self)
 
     def __enter__(self) -> SQLiteBackend:
@@ -402,44 +409,27 @@ class SQLiteBackend(SQLiteLinks, SQLiteReembed):
         vector: Vectors,
         ids: dict[int, str],
     ) -> tuple[int, float] | None:
-        ranked = index.search(scope, np.asarray(vector, np.float32), limit=len(index))
-        for chunk in chunks(ranked, 200):
-            seqs = [seq for seq, _ in chunk]
-            ids.update(
-                db.execute(
-                    f"SELECT seq, id FROM records WHERE seq IN ({marks(len(seqs))}) "
-                    "AND status = 'active' AND kind = 'note'",
-                    seqs,
-                )
-            )
-            for seq, sim in chunk:
-                if seq in ids:
-                    return seq, sim
+        query = np.asarray(vector, np.float32)
+        want = 16  # the nearest vector is nearly always a note: widen only when it is not
+        while True:
+            ranked = index.search(scope, query, limit=want)
+            for chunk in chunks(ranked, 200):
+                seqs = [seq for seq, _ in chunk if seq not in ids]
+                if seqs:
+                    ids.update(
+                        db.execute(
+                            f"SELECT seq, id FROM records WHERE seq IN ({marks(len(seqs))}) "
+                            "AND status = 'active' AND kind = 'note'",
+                            seqs,
+                        )
+                    )
+                for seq, sim in chunk:
+                    if seq in ids:
+                        return seq, sim
+            if len(ranked) < want:
+                break
+            want *= 8
         return None
-
-    def _catch_up(self, db: sqlite3.Connection) -> VectorIndex | None:
-        """Load the vectors written since the last search (by any process)."""
-        if self._index is None:
-            pin = self.read_pin()
-            if pin is None:
-                return None
-            self._index = VectorIndex(pin.dim)
-        index = self._index
-        rows = db.execute(
-            "SELECT seq, scope_user, scope_agent, scope_thread, vector FROM records "
-            "WHERE seq > ? AND vector IS NOT NULL ORDER BY seq",
-            (index.max_seq,),
-        ).fetchall()
-        grouped: dict[tuple[str, str, str], tuple[list[int], list[bytes]]] = {}
-        for seq, user, agent, thread, blob in rows:
-            seqs, blobs = grouped.setdefault((user, agent, thread), ([], []))
-            seqs.append(seq)
-            blobs.append(blob)
-        for parts, (seqs, blobs) in grouped.items():
-            with decoding("vector"):
-                matrix = np.frombuffer(b"".join(blobs), np.float32).reshape(len(seqs), index.dim)
-            index.add(parts, np.asarray(seqs, np.int64), matrix)
-        return index
 
     # -- updates ------------------------------------------------------------------------
 
@@ -511,9 +501,11 @@ class SQLiteBackend(SQLiteLinks, SQLiteReembed):
         # also drops what the FTS5 index and the write-ahead log still hold
         with self._transaction() as db:
             removed = {
-                "records": self._delete_records(db, records),
+                "records": self._delete_records(db, records, erase=True),
                 "episodes": self._delete_episodes(db, episodes),
             }
+            if removed["records"]:  # a saved graph holds the erased vectors too
+                self._drop_saved_graphs()
             # FTS5 keeps the terms of deleted rows in old segments until they are merged
             db.execute("INSERT INTO records_fts (records_fts) VALUES ('optimize')")
         if self._path != ":memory:":  # and old log frames still hold the deleted pages
@@ -522,7 +514,9 @@ class SQLiteBackend(SQLiteLinks, SQLiteReembed):
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         return removed
 
-    def _delete_records(self, db: sqlite3.Connection, record_ids: Collection[str]) -> list[str]:
+    def _delete_records(
+        self, db: sqlite3.Connection, record_ids: Collection[str], *, erase: bool = False
+    ) -> list[str]:
         removed: list[str] = []
         for chunk in chunks(list(record_ids)):
             found = db.execute(
@@ -537,7 +531,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteReembed):
             db.execute(f"DELETE FROM links WHERE a IN ({q}) OR b IN ({q})", ids + ids)
             removed.extend(ids)
             if self._index is not None:
-                self._index.discard({seq for seq, _ in found})
+                self._index.discard({seq for seq, _ in found}, erase=erase)
         return removed
 
     def _delete_episodes(self, db: sqlite3.Connection, episode_ids: Collection[str]) -> list[str]:

@@ -21,14 +21,16 @@ from typing import Any
 from .._records import Record
 from ..errors import (
     CorruptStoreError,
+    InvalidInputError,
     InvalidURLError,
     SchemaVersionError,
     StoreClosedError,
     StoreError,
 )
+from ._ann import AnnFiles
 from ._sqlite_rows import chunks, marks, record_from_row
 from ._sqlite_schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from ._vector_index import VectorIndex
+from ._vector_index import ANN_ROWS, VectorIndex
 
 # How long opening a store waits for another process to finish switching it to WAL.
 _WAL_PATIENCE_SECONDS = 30.0
@@ -38,12 +40,23 @@ class SQLiteConnection:
     """One SQLite file (or ``":memory:"``) opened as a commonplace store, and the
     transactions every part of the store runs in."""
 
-    def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
+    def __init__(
+        self, path: str | Path, *, timeout: float = 30.0, ann_rows: int | None = ANN_ROWS
+    ) -> None:
+        if ann_rows is not None and (
+            isinstance(ann_rows, bool) or not isinstance(ann_rows, int) or ann_rows < 1
+        ):
+            raise InvalidInputError(
+                f"ann_rows must be a positive int (a scope that large is searched through a "
+                f"graph) or None (every scope searched exactly), not {ann_rows!r}"
+            )
         self._path = str(path)
         self._lock = threading.RLock()
         # the record store's vector cache; declared here because closing drops it and a
         # new pin or a finished re-embed makes it stale
         self._index: VectorIndex | None = None
+        self._ann_rows = ann_rows
+        self._ann_files = None if self._path == ":memory:" else AnnFiles(self._path)
         self._closed = False
         try:
             folder_exists = self._path == ":memory:" or Path(self._path).parent.is_dir()
@@ -179,6 +192,9 @@ class SQLiteConnection:
             with self._translate_errors():
                 yield self._db
 
+    def _save_graphs(self) -> None:
+        """Save the vector graphs that changed (the vector cache's module does)."""
+
     def _check_open(self) -> None:
         if self._closed:
             raise StoreClosedError("this store is closed; open a new Memory to use it")
@@ -194,6 +210,7 @@ class SQLiteConnection:
     def close(self) -> None:
         with self._lock:
             if not self._closed:
+                self._save_graphs()
                 self._closed = True
                 self._index = None
                 self._db.close()

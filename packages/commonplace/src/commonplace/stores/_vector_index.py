@@ -1,29 +1,47 @@
-"""Exact nearest-neighbour search over float32 vectors held in memory.
+"""Nearest-neighbour search over float32 vectors held in memory.
 
 The store's rows are the truth; this index is a cache of their vectors, grouped
-in one contiguous block per scope so a query only multiplies the blocks its
-scope can see, and filled incrementally by row sequence number.
+in one block per scope so a query only searches the blocks its scope can see, and
+filled incrementally by row sequence number.
+
+A block is a contiguous matrix searched exactly while it is small. Once it holds
+``ann_rows`` vectors they move into an HNSW graph (:class:`~._ann.Ann`), and the
+matrix keeps only the rows added since (the tail), searched exactly beside the graph
+and merged into it when it grows past ``_TAIL_ROWS``: a write never waits for the
+graph, and a search costs a graph walk plus a small product, whatever the store's size.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import numpy as np
 import numpy.typing as npt
 
 from .._scope import Scope
 from ..embedders import Vectors
+from ._ann import Ann
 
 ScopeParts = tuple[str, str, str]
 
+# The size at which a scope's vectors move into a graph: below it an exact product is
+# about as fast as a graph walk (20,000 x 256 floats: about 2 ms here) and needs no build.
+ANN_ROWS = 20_000
+# The rows a graph's block keeps outside it, searched exactly: at 256 dimensions a
+# product with 8,192 rows costs well under a millisecond, and merging them into the
+# graph (a few hundred milliseconds) happens once per that many writes.
+_TAIL_ROWS = 8192
+
 
 class _Block:
-    """One scope's vectors in a contiguous, geometrically grown matrix."""
+    """One scope's vectors: a geometrically grown matrix, and the graph once large."""
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self.size = 0
         self.seqs: npt.NDArray[np.int64] = np.empty(0, np.int64)
         self.matrix: Vectors = np.empty((0, dim), np.float32)
+        self.ann: Ann | None = None
 
     def append(self, seqs: npt.NDArray[np.int64], vectors: Vectors) -> None:
         need = self.size + len(seqs)
@@ -38,20 +56,40 @@ class _Block:
         self.matrix[self.size : need] = vectors
         self.size = need
 
+    def clear_tail(self) -> None:
+        self.size = 0
+        self.seqs = np.empty(0, np.int64)
+        self.matrix = np.empty((0, self.dim), np.float32)
+
 
 class VectorIndex:
-    """Blocks of vectors per scope, searched by brute-force inner product."""
+    """Blocks of vectors per scope: exact products for small ones, a graph for large ones.
 
-    def __init__(self, dim: int) -> None:
+    ``ann_rows`` is the size at which a block moves into a graph (None: never)."""
+
+    def __init__(self, dim: int, *, ann_rows: int | None = None) -> None:
         self.dim = dim
+        self.ann_rows = ann_rows
         self.max_seq = 0
-        self._held = 0  # rows added, removed ones included (len() without a walk)
+        self._tail_held = 0  # rows in the blocks' matrices, removed ones included
         self._blocks: dict[ScopeParts, _Block] = {}
-        self._removed: set[int] = set()
-        self._where: dict[int, tuple[_Block, int]] = {}  # seq -> its block and row
+        self._removed: set[int] = set()  # seqs of tail rows deleted since they were added
+        self._where: dict[int, tuple[_Block, int]] = {}  # tail seq -> its block and row
 
     def __len__(self) -> int:
-        return self._held - len(self._removed)
+        in_graphs = sum(len(b.ann) for b in self._blocks.values() if b.ann is not None)
+        return self._tail_held - len(self._removed) + in_graphs
+
+    def graphs(self) -> Iterator[tuple[ScopeParts, Ann]]:
+        """The blocks searched through a graph, with their graphs."""
+        for parts, block in self._blocks.items():
+            if block.ann is not None:
+                yield parts, block.ann
+
+    def attach(self, parts: ScopeParts, ann: Ann) -> None:
+        """Start a scope's block from a graph saved earlier (before any row of it)."""
+        block = self._blocks.setdefault(parts, _Block(self.dim))
+        block.ann = ann
 
     def add(self, parts: ScopeParts, seqs: npt.NDArray[np.int64], vectors: Vectors) -> None:
         if len(seqs) == 0:
@@ -59,40 +97,89 @@ class VectorIndex:
         block = self._blocks.get(parts)
         if block is None:
             block = self._blocks[parts] = _Block(self.dim)
+        if block.ann is not None:  # rows a saved graph already holds are not added twice
+            fresh = seqs > block.ann.max_seq
+            seqs, vectors = seqs[fresh], vectors[fresh]
+        self.max_seq = max(self.max_seq, int(seqs.max())) if len(seqs) else self.max_seq
         start = block.size
         block.append(seqs, vectors)
-        self._held += len(seqs)
+        self._tail_held += len(seqs)
         for offset, seq in enumerate(seqs.tolist()):
             self._where[seq] = (block, start + offset)
-        self.max_seq = max(self.max_seq, int(seqs.max()))
+        if self.ann_rows is not None and (
+            (block.ann is None and block.size >= self.ann_rows)
+            or (block.ann is not None and block.size >= min(_TAIL_ROWS, self.ann_rows))
+        ):
+            self._merge(block)
 
-    def discard(self, seqs: set[int]) -> None:
+    def _merge(self, block: _Block) -> None:
+        """Move a block's tail into its graph (made now if it has none)."""
+        seqs = block.seqs[: block.size]
+        keep = np.array([seq not in self._removed for seq in seqs.tolist()], bool)
+        if block.ann is None:
+            block.ann = Ann(self.dim)
+        block.ann.add(seqs[keep], block.matrix[: block.size][keep])
+        for seq in seqs.tolist():
+            del self._where[seq]
+            self._removed.discard(seq)
+        self._tail_held -= block.size
+        block.clear_tail()
+
+    def note_max_seq(self, seq: int) -> None:
+        """Rows up to ``seq`` are held (a saved graph's rows, say)."""
+        self.max_seq = max(self.max_seq, seq)
+
+    def discard(self, seqs: set[int], *, erase: bool = False) -> None:
+        """Forget deleted rows; ``erase``: a graph that held one must not be saved as it is."""
         # only what is held: a row deleted before the cache caught up was never in it
         self._removed |= {seq for seq in seqs if seq in self._where}
+        graphs = [b.ann for b in self._blocks.values() if b.ann is not None]
+        if graphs:
+            outside = [seq for seq in seqs if seq not in self._where]
+            for ann in graphs:
+                ann.remove(outside, erase=erase)
 
     def similarity(self, seq: int, query: Vectors) -> float | None:
         """The cosine similarity of one stored vector, or None if it is not held."""
         found = self._where.get(seq)
-        if found is None or seq in self._removed:
-            return None
-        block, row = found
-        return float(block.matrix[row] @ query)
+        if found is not None:
+            if seq in self._removed:
+                return None
+            block, row = found
+            return float(block.matrix[row] @ query)
+        for block in self._blocks.values():
+            vector = None if block.ann is None else block.ann.vector(seq)
+            if vector is not None:
+                return float(vector @ query)
+        return None
 
     def nearest(self, scope: Scope, queries: Vectors) -> list[tuple[int, float] | None]:
-        """The best (seq, similarity) for each query row, with one product per block."""
+        """The best (seq, similarity) for each query row: one product per small block,
+        one batched graph search per large one."""
         best: list[tuple[int, float] | None] = [None] * len(queries)
+
+        def offer(q: int, seq: int, sim: float) -> None:
+            current = best[q]
+            if sim != -np.inf and (current is None or sim > current[1]):
+                best[q] = (seq, sim)
+
         for parts, block in self._blocks.items():
-            if not _visible(scope, parts) or block.size == 0:
+            if not _visible(scope, parts):
                 continue
-            sims = block.matrix[: block.size] @ queries.T  # (block, queries)
+            if block.ann is not None and len(block.ann):
+                keys, sims = block.ann.search(queries, 1)
+                for q in range(len(queries)):
+                    if keys.shape[1] and keys[q, 0] >= 0:
+                        offer(q, int(keys[q, 0]), float(sims[q, 0]))
+            if block.size == 0:
+                continue
+            tail = block.matrix[: block.size] @ queries.T  # (block, queries)
             if self._removed:
                 gone = np.isin(block.seqs[: block.size], list(self._removed))
-                sims[gone] = -np.inf
-            rows = np.argmax(sims, axis=0)
+                tail[gone] = -np.inf
+            rows = np.argmax(tail, axis=0)
             for q, row in enumerate(rows):
-                sim = float(sims[row, q])
-                if sim != -np.inf and (best[q] is None or sim > best[q][1]):  # type: ignore[index]
-                    best[q] = (int(block.seqs[row]), sim)
+                offer(q, int(block.seqs[row]), float(tail[row, q]))
         return best
 
     def search(self, scope: Scope, query: Vectors, *, limit: int) -> list[tuple[int, float]]:
@@ -101,16 +188,23 @@ class VectorIndex:
         found_sims: list[npt.NDArray[np.float32]] = []
         want = limit + len(self._removed)
         for parts, block in self._blocks.items():
-            if not _visible(scope, parts) or block.size == 0:
+            if not _visible(scope, parts):
                 continue
-            sims = block.matrix[: block.size] @ query
+            if block.ann is not None and len(block.ann):
+                keys, sims = block.ann.search(query[None, :], limit)
+                hit = keys[0] >= 0
+                found_seqs.append(keys[0][hit])
+                found_sims.append(sims[0][hit])
+            if block.size == 0:
+                continue
+            tail = block.matrix[: block.size] @ query
             if block.size > want:
-                top = np.argpartition(-sims, want)[:want]
+                top = np.argpartition(-tail, want)[:want]
                 found_seqs.append(block.seqs[top])
-                found_sims.append(sims[top])
+                found_sims.append(tail[top])
             else:
                 found_seqs.append(block.seqs[: block.size])
-                found_sims.append(sims)
+                found_sims.append(tail)
         if not found_seqs:
             return []
         seqs = np.concatenate(found_seqs)

@@ -1,0 +1,243 @@
+"""An approximate nearest-neighbour index for one large block of vectors, and its files.
+
+A scope with many vectors is searched through an HNSW graph (usearch) instead of a
+product with every vector: a few hundred distance computations instead of one per
+row. The graph is a cache. The rows of the SQLite file are the truth, so the graph
+is saved beside the file only to spare the next process the build, and a saved graph
+is used only after the rows confirm it (:meth:`AnnFiles.load` hands it to a check the
+store makes); anything that does not match is thrown away and rebuilt from the rows.
+
+Files, in the folder ``<store file>.vectors/``:
+
+- ``<block>.json``: which store and embedder the graph belongs to, the scope, the
+  highest row it holds, how many rows, and the name of the graph file;
+- ``<block>.<generation>.usearch``: the graph and its vectors.
+
+The manifest is replaced atomically after the graph file is complete, so a kill at
+any moment leaves either the old pair or the new one; a graph file no manifest names
+is an orphan, removed by the next save.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+from usearch.index import Index
+
+from ..embedders import Vectors
+
+ScopeParts = tuple[str, str, str]
+
+# HNSW parameters, measured on 100k 256-dimensional notes (docs/performance.md): 16
+# neighbours per node and 64 candidates while adding keep recall@10 above 0.97 at a
+# fifth of the build time of 32/128; searching is widened to the number asked for.
+_CONNECTIVITY = 16
+_EXPANSION_ADD = 64
+_EXPANSION_SEARCH = 128
+_FORMAT = 1
+
+
+class Ann:
+    """One block's HNSW graph over unit vectors, keyed by row sequence number."""
+
+    def __init__(self, dim: int, index: Index | None = None) -> None:
+        self.dim = dim
+        self.index = index if index is not None else _new_index(dim)
+        self.max_seq = int(max(self.index.keys)) if len(self.index) else 0
+        self.dirty = index is None  # changed since it was loaded from (or saved to) disk
+        # a row was erased from it: HNSW removal only marks a node, so the vector is still
+        # in the graph's memory and in any file saved from it
+        self.erased = False
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def add(self, seqs: npt.NDArray[np.int64], vectors: Vectors) -> None:
+        if len(seqs) == 0:
+            return
+        self.index.add(seqs.astype(np.uint64), vectors, threads=_threads(len(seqs)))
+        self.max_seq = max(self.max_seq, int(seqs.max()))
+        self.dirty = True
+
+    def remove(self, seqs: list[int], *, erase: bool = False) -> None:
+        held = [s for s in seqs if self.index.contains(s)]
+        if held:
+            self.index.remove(np.asarray(held, np.uint64))
+            self.dirty = True
+            self.erased = self.erased or erase
+
+    def contains(self, seq: int) -> bool:
+        return bool(self.index.contains(seq))
+
+    def vector(self, seq: int) -> Vectors | None:
+        if not self.index.contains(seq):
+            return None
+        return np.asarray(self.index.get(seq), np.float32)
+
+    def search(self, queries: Vectors, count: int) -> tuple[npt.NDArray[np.int64], Vectors]:
+        """The ``count`` nearest seqs and similarities per query row (rows of -1 / -inf
+        pad a query that found fewer)."""
+        count = min(count, len(self.index))
+        if count == 0:
+            n = len(queries)
+            return np.empty((n, 0), np.int64), np.empty((n, 0), np.float32)
+        # widened to the number asked for (usearch's setter, which its stubs do not declare)
+        setattr(self.index, "expansion_search", max(_EXPANSION_SEARCH, count))  # noqa: B010
+        found = self.index.search(queries, count, threads=1)
+        n = len(queries)
+        keys = np.asarray(found.keys, np.int64).reshape(n, -1)
+        sims = (1.0 - np.asarray(found.distances, np.float32)).reshape(n, -1)
+        # one query comes back as Matches (as many keys as found), several as BatchMatches
+        counts = np.asarray(getattr(found, "counts", [len(found.keys)])).reshape(n).tolist()
+        for row, got in enumerate(counts):
+            keys[row, got:] = -1
+            sims[row, got:] = -np.inf
+        return keys, sims
+
+    def keys(self) -> npt.NDArray[np.int64]:
+        return np.asarray(self.index.keys, np.int64)
+
+
+def _new_index(dim: int) -> Index:
+    return Index(
+        ndim=dim,
+        metric="ip",
+        dtype="f32",
+        connectivity=_CONNECTIVITY,
+        expansion_add=_EXPANSION_ADD,
+        expansion_search=_EXPANSION_SEARCH,
+    )
+
+
+def _threads(rows: int) -> int:
+    # a handful of rows is added faster on one thread than by waking a pool
+    return 0 if rows >= 1024 else 1
+
+
+class AnnFiles:
+    """The saved graphs of one store, beside its file."""
+
+    def __init__(self, store_path: str) -> None:
+        self.folder = Path(store_path + ".vectors")
+
+    def load(
+        self,
+        parts: ScopeParts,
+        *,
+        store_id: str,
+        embedder: str,
+        dim: int,
+        confirm: Callable[[Ann], bool],
+    ) -> Ann | None:
+        """The saved graph of this scope, if there is one, it belongs to this store and
+        embedder, and ``confirm`` (the rows' check) accepts it; otherwise None and the
+        files are removed."""
+        manifest = self._manifest(parts)
+        try:
+            meta = json.loads(manifest.read_text("utf-8"))
+            if (
+                meta.get("format") != _FORMAT
+                or meta.get("store_id") != store_id
+                or meta.get("embedder") != embedder
+                or meta.get("dim") != dim
+                or meta.get("parts") != list(parts)
+            ):
+                raise ValueError("another store, embedder or scope")
+            graph = self.folder / str(meta["file"])
+            if graph.parent != self.folder:
+                raise ValueError("a graph outside the folder")
+            index = Index.restore(str(graph))
+            if index is None or index.ndim != dim or len(index) != int(meta["size"]):
+                raise ValueError("an incomplete graph")
+            ann = Ann(dim, index)
+            if ann.max_seq != int(meta["max_seq"]) or not confirm(ann):
+                raise ValueError("rows that do not match")
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, RuntimeError):
+            self.drop(parts)
+            return None
+        ann.dirty = False
+        return ann
+
+    def save(self, parts: ScopeParts, ann: Ann, *, store_id: str, embedder: str) -> None:
+        """Write the graph, then the manifest naming it (atomically), then remove what
+        the manifest no longer names. A cache: failing to write it loses nothing."""
+        stem = _stem(parts)
+        graph = self.folder / f"{stem}.{uuid.uuid4().hex[:12]}.usearch"
+        meta = {
+            "format": _FORMAT,
+            "store_id": store_id,
+            "embedder": embedder,
+            "dim": ann.dim,
+            "parts": list(parts),
+            "max_seq": ann.max_seq,
+            "size": len(ann),
+            "file": graph.name,
+        }
+        try:
+            self.folder.mkdir(exist_ok=True)
+            ann.index.save(str(graph))
+            _fsync(graph)
+            manifest = self._manifest(parts)
+            partial = manifest.with_suffix(".json.partial")
+            partial.write_text(json.dumps(meta), "utf-8")
+            _fsync(partial)
+            os.replace(partial, manifest)
+        except (OSError, RuntimeError):
+            with contextlib.suppress(OSError):
+                graph.unlink()
+            return
+        ann.dirty = False
+        for old in self.folder.glob(f"{stem}.*.usearch"):
+            if old != graph:
+                with contextlib.suppress(OSError):
+                    old.unlink()
+
+    def saved_scopes(self) -> list[ScopeParts]:
+        """The scopes with a saved graph (as their manifests name them)."""
+        out: list[ScopeParts] = []
+        for manifest in sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []:
+            try:
+                parts = json.loads(manifest.read_text("utf-8"))["parts"]
+            except (OSError, ValueError, KeyError, TypeError):
+                with contextlib.suppress(OSError):
+                    manifest.unlink()
+                continue
+            if (
+                isinstance(parts, list)
+                and len(parts) == 3
+                and all(isinstance(p, str) for p in parts)
+            ):
+                out.append((parts[0], parts[1], parts[2]))
+        return out
+
+    def drop(self, parts: ScopeParts | None = None) -> None:
+        """Remove the saved graph of one scope, or of every scope."""
+        if not self.folder.is_dir():
+            return
+        pattern = "*" if parts is None else f"{_stem(parts)}.*"
+        for path in self.folder.glob(pattern):
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+    def _manifest(self, parts: ScopeParts) -> Path:
+        return self.folder / f"{_stem(parts)}.json"
+
+
+def _stem(parts: ScopeParts) -> str:
+    # scope values are user text: a digest names the files, the manifest holds the scope
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:24]
+
+
+def _fsync(path: Path) -> None:
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
