@@ -9,6 +9,11 @@ status, provenance, links, ledger entries per kind), compares every record and e
 vector, and raises if anything differs. The copy writes with deterministic ids, so an
 interrupted migration is finished by running it again. Stop the writers of the source
 store first.
+
+``progress`` is what commonplace's long jobs take (``commonplace.progress``): None, the
+default, draws bars on stderr (one per part of the copy, one over the vectors compared)
+only when stderr is a terminal; True always, False never. A function instead is told
+each part's count as the copy goes, as ``commonplace.stores.copy`` tells it.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import numpy as np
 
 from commonplace import Kind, Record, Status
 from commonplace.errors import InvalidInputError, StoreError
+from commonplace.progress import ProgressBar, checked_progress
 from commonplace.stores import Backend, LinkGraph, RecordQuery, SQLiteBackend, sqlite_path
 from commonplace.stores import copy as copy_store
 
@@ -80,7 +86,7 @@ def migrate(
     *,
     batch: int = 500,
     verify: bool = True,
-    progress: Progress | None = None,
+    progress: bool | Progress | None = None,
 ) -> MigrationReport:
     """Copy the SQLite store ``source`` into the Weaviate store ``target``; verify counts.
 
@@ -89,6 +95,8 @@ def migrate(
     """
     if not 1 <= batch <= 5000:
         raise InvalidInputError("batch must be between 1 and 5000")
+    if not callable(progress):
+        checked_progress(progress)
     own_source = isinstance(source, str)
     own_target = isinstance(target, str)
     src = SQLiteBackend(_sqlite_path(source)) if isinstance(source, str) else source
@@ -103,7 +111,7 @@ def migrate(
     try:
         copy_store(src, dst, batch=batch, progress=progress)
         if verify:
-            _verify(src, dst, report)
+            _verify(src, dst, report, progress=None if callable(progress) else progress)
     finally:
         if own_target:
             dst.close()
@@ -121,7 +129,7 @@ def migrate(
     return report
 
 
-def _verify(src: Backend, dst: Backend, report: MigrationReport) -> None:
+def _verify(src: Backend, dst: Backend, report: MigrationReport, *, progress: bool | None) -> None:
     report.counts["episodes"] = (src.count(None, Kind.EPISODE), dst.count(None, Kind.EPISODE))
     query = RecordQuery(scope=None, kinds=_ALL_KINDS, statuses=_ALL_STATUSES)
     source_records = {r.id: r for r in src.iter_records(query)}
@@ -149,14 +157,18 @@ def _verify(src: Backend, dst: Backend, report: MigrationReport) -> None:
             len(dst.ledger.list(name)),
         )
     worst = 0.0
-    for start in range(0, len(ids), 1000):
-        chunk = ids[start : start + 1000]
-        a, b = np.asarray(src.get_vectors(chunk)), np.asarray(dst.get_vectors(chunk))
-        if a.shape != b.shape:
-            worst = float("inf")
-            break
-        if len(chunk):
-            worst = max(worst, float(np.max(np.abs(a - b))))
+    with ProgressBar(
+        desc="comparing vectors", unit="vector", total=len(ids), progress=progress
+    ) as bar:
+        for start in range(0, len(ids), 1000):
+            chunk = ids[start : start + 1000]
+            a, b = np.asarray(src.get_vectors(chunk)), np.asarray(dst.get_vectors(chunk))
+            if a.shape != b.shape:
+                worst = float("inf")
+                break
+            if len(chunk):
+                worst = max(worst, float(np.max(np.abs(a - b))))
+            bar.update(len(chunk))
     report.vectors_checked = len(ids)
     report.max_vector_error = worst
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sized
+from contextlib import contextmanager
 from types import TracebackType
 from typing import IO, Any, TypeVar
 
@@ -90,6 +91,19 @@ class ProgressBar:
         """The job learned how many items it has (a count found while it runs)."""
         if self._bar is not None:
             self._bar.total = total
+            self._bar.refresh()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Lift the bar off the terminal while the caller prints a line of its own to the
+        same stream, then draw it again below."""
+        if self._bar is None:
+            yield
+            return
+        self._bar.clear()
+        try:
+            yield
+        finally:
             self._bar.refresh()
 
     def close(self) -> None:
