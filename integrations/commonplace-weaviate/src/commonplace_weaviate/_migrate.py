@@ -19,7 +19,7 @@ each part's count as the copy goes, as ``commonplace.stores.copy`` tells it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -28,13 +28,12 @@ import numpy as np
 
 from commonplace import Kind, Record, Status
 from commonplace.errors import InvalidInputError, StoreError
-from commonplace.progress import ProgressBar, checked_progress
+from commonplace.progress import PartCounter, ProgressBar, checked_progress
 from commonplace.stores import Backend, LinkGraph, RecordQuery, SQLiteBackend, sqlite_path
 from commonplace.stores import copy as copy_store
 
 from ._backend import WeaviateBackend
 
-Progress = Callable[[str, int], None]
 _ALL_KINDS = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE)
 _ALL_STATUSES = tuple(Status)
 _PLURAL = {"note": "notes", "summary": "summaries", "procedure": "procedures"}
@@ -86,7 +85,7 @@ def migrate(
     *,
     batch: int = 500,
     verify: bool = True,
-    progress: bool | Progress | None = None,
+    progress: bool | PartCounter | None = None,
 ) -> MigrationReport:
     """Copy the SQLite store ``source`` into the Weaviate store ``target``; verify counts.
 

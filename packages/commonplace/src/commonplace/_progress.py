@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator, Sized
 from contextlib import contextmanager
 from types import TracebackType
 from typing import IO, Any, TypeVar
@@ -19,6 +19,10 @@ from typing import IO, Any, TypeVar
 from .errors import InvalidTypeError
 
 T = TypeVar("T")
+
+PartCounter = Callable[[str, int], None]
+"""What a job that goes part by part (a copy, a migration) can tell instead of drawing a
+bar: called with the part's name and how many of it are done so far."""
 
 
 def checked_progress(progress: object) -> bool | None:

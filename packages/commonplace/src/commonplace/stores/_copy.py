@@ -18,10 +18,9 @@ told each part's count as the copy goes, and no bar is drawn.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .._progress import ProgressBar, checked_progress
+from .._progress import PartCounter, ProgressBar, checked_progress
 from .._records import Record
 from ..embedders import Embedder, Vectors, embed_checked, embedding_text
 from ..embedders._reembed import own_evidence
@@ -29,9 +28,6 @@ from ..embedders._resolve import pin_of
 from ..errors import InvalidInputError, InvalidTypeError
 from ._protocol import Backend, LinkGraph, RecordQuery, TurnWrite
 from ._store import ALL_KINDS, ALL_STATUSES, Store
-
-Progress = Callable[[str, int], None]
-"""Told (part, how many so far) as a copy goes."""
 
 _UNITS = {"episodes": "episode", "records": "record", "links": "link"}  # ledger: "entry"
 
@@ -50,7 +46,7 @@ def copy(
     *,
     batch: int = 500,
     embedder: Embedder | None = None,
-    progress: bool | Progress | None = None,
+    progress: bool | PartCounter | None = None,
 ) -> CopyReport:
     """Copy everything ``source`` holds into ``target`` (empty, or an earlier partial copy
     of the same source), re-embedding with ``embedder`` when given; see the module
@@ -76,7 +72,7 @@ class _Parts:
     """Counts each part of a copy into its report, and tells them: to the caller's
     function, or on a bar per part in turn (``start`` opens the next one)."""
 
-    def __init__(self, report: CopyReport, progress: bool | Progress | None) -> None:
+    def __init__(self, report: CopyReport, progress: bool | PartCounter | None) -> None:
         self._report = report
         self._progress = progress
         self._bar: ProgressBar | None = None
