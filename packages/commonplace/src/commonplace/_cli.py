@@ -256,11 +256,12 @@ def _sleep_all(args: argparse.Namespace) -> int:
             memory, at=at, dry_run=args.dry_run, progress=progress
         ):
             totals.update(report.counts())
-            fields = {"user": scope.user, "agent": scope.agent, "thread": scope.thread}
-            done = {"scope": {k: v for k, v in fields.items() if v}, **_report_json(report)}
-            if not args.json:
-                done = {"scope": str(scope), "counts": report.counts()}  # no actions kept
-            scopes.append(done)
+            if args.json:
+                fields = {"user": scope.user, "agent": scope.agent, "thread": scope.thread}
+                named = {k: v for k, v in fields.items() if v}
+                scopes.append({"scope": named, **_report_json(report)})
+            else:  # the counts alone: a line per scope, not every action of the store
+                scopes.append({"scope": str(scope), "counts": report.counts()})
     if args.json:
         whole = {"dry_run": args.dry_run, "counts": dict(totals), "scopes": scopes}
         print(json.dumps(whole, ensure_ascii=False, indent=2))

@@ -91,12 +91,6 @@ class ProgressBar:
         if self._bar is not None:
             self._bar.update(n)
 
-    def set_total(self, total: int) -> None:
-        """The job learned how many items it has (a count found while it runs)."""
-        if self._bar is not None:
-            self._bar.total = total
-            self._bar.refresh()
-
     @contextmanager
     def paused(self) -> Iterator[None]:
         """Lift the bar off the terminal while the caller prints a line of its own to the
