@@ -7,11 +7,10 @@ the same with a bar or without.
 
 from __future__ import annotations
 
-import io
 import json
-import re
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,20 +36,11 @@ SAMPLE = {
 }
 
 
-class TerminalStream(io.StringIO):
-    def isatty(self) -> bool:
-        return True
+Terminal = Callable[..., Any]  # the ``terminal`` fixture (tests/conftest.py)
 
 
-def bar_totals(drawn: str) -> list[tuple[int, int]]:
-    finals = [line.rsplit("\r", 1)[-1] for line in drawn.split("\n") if line.strip()]
-    found = [re.search(r"(\d+)/(\d+)", line) for line in finals]
-    return [(int(m.group(1)), int(m.group(2))) for m in found if m]
-
-
-def test_the_harness_counts_every_run_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    terminal = TerminalStream()
-    monkeypatch.setattr(sys, "stderr", terminal)
+def test_the_harness_counts_every_run_on_a_terminal(terminal: Terminal) -> None:
+    stderr = terminal()
     messages: list[str] = []
     results = harness.run(
         sizes=SIZES["tiny"],
@@ -64,8 +54,7 @@ def test_the_harness_counts_every_run_on_a_terminal(monkeypatch: pytest.MonkeyPa
     )
     assert set(results["workloads"]) == {"supersession"} and results["scale"]["runs"]
     runs = 1 + SIZES["tiny"].scale_repeats  # one workload with one embedder, the scale runs
-    assert "benchmarks" in terminal.getvalue()
-    assert bar_totals(terminal.getvalue()) == [(runs, runs)]
+    assert stderr.bars() == [("benchmarks", runs, runs)]
     assert any("Supersession" in m for m in messages) and "scale ..." in messages
     json.dumps(results)
 
@@ -84,7 +73,7 @@ def test_the_harness_is_silent_without_a_terminal(capsys: pytest.CaptureFixture[
 
 
 def test_locomo_counts_the_questions_and_prints_the_same_tables(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, terminal: Terminal, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = tmp_path / "locomo10.json"
     data.write_text(json.dumps([SAMPLE]), encoding="utf-8")
@@ -92,12 +81,10 @@ def test_locomo_counts_the_questions_and_prints_the_same_tables(
     assert locomo.main(argv) == 0
     quiet = capsys.readouterr()
     assert quiet.err == "" and "| commonplace@1500 |" in quiet.out
-    terminal = TerminalStream()
-    monkeypatch.setattr(sys, "stderr", terminal)
+    stderr = terminal()
     assert locomo.main(argv) == 0
     assert capsys.readouterr().out == quiet.out  # the tables alone on stdout
-    assert "LoCoMo" in terminal.getvalue() and bar_totals(terminal.getvalue()) == [(2, 2)]
-    refused = TerminalStream()
-    monkeypatch.setattr(sys, "stderr", refused)
+    assert stderr.bars() == [("LoCoMo", 2, 2)]
+    refused = terminal()
     assert locomo.main([*argv, "--no-progress"]) == 0
     assert refused.getvalue() == ""

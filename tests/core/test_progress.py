@@ -12,12 +12,11 @@ import io
 import json
 import os
 import pty
-import re
 import select
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -52,18 +51,7 @@ OWNERS = [
 FACTS = ("{} is a nurse in Porto.", "{} loves climbing on weekends.", "{} has a cat called Mia.")
 
 
-class TerminalStream(io.StringIO):
-    """A stream that says it is a terminal, as a console's stderr does."""
-
-    def isatty(self) -> bool:
-        return True
-
-
-def bar_totals(drawn: str) -> list[tuple[int, int]]:
-    """The last ``n/total`` each bar drew (tqdm ends a bar's last state with a newline)."""
-    finals = [line.rsplit("\r", 1)[-1] for line in drawn.split("\n") if line.strip()]
-    found = [re.search(r"(\d+)/(\d+)", line) for line in finals]
-    return [(int(m.group(1)), int(m.group(2))) for m in found if m]
+Terminal = Callable[..., Any]  # the ``terminal`` fixture (tests/conftest.py)
 
 
 def build_store(path: Path) -> str:
@@ -93,37 +81,39 @@ def store(tmp_path: Path) -> Iterator[tuple[Path, str]]:
 # -- the policy ---------------------------------------------------------------------------
 
 
-def test_a_bar_reaches_its_total_on_a_terminal_and_is_silent_elsewhere() -> None:
-    terminal, piped = TerminalStream(), io.StringIO()
-    assert list(track(range(7), desc="jobs", unit="job", stream=terminal)) == list(range(7))
-    assert "jobs" in terminal.getvalue() and bar_totals(terminal.getvalue()) == [(7, 7)]
+def test_a_bar_reaches_its_total_on_a_terminal_and_is_silent_elsewhere(
+    terminal: Terminal,
+) -> None:
+    drawn, piped = terminal(as_stderr=False), io.StringIO()
+    assert list(track(range(7), desc="jobs", unit="job", stream=drawn)) == list(range(7))
+    assert drawn.bars() == [("jobs", 7, 7)]
     assert list(track(range(7), desc="jobs", unit="job", stream=piped)) == list(range(7))
     assert piped.getvalue() == ""
     asked = io.StringIO()  # True draws one even where no terminal is
     list(track(iter(range(3)), desc="jobs", unit="job", total=3, progress=True, stream=asked))
-    assert bar_totals(asked.getvalue()) == [(3, 3)]
-    refused = TerminalStream()  # False draws none even on a terminal
+    assert "jobs: 100%" in asked.getvalue() and "3/3" in asked.getvalue()
+    refused = terminal(as_stderr=False)  # False draws none even on a terminal
     list(track(range(3), desc="jobs", unit="job", progress=False, stream=refused))
     assert refused.getvalue() == ""
-    assert shows_progress(None, TerminalStream()) and not shows_progress(None, io.StringIO())
+    assert shows_progress(None, terminal(as_stderr=False))
+    assert not shows_progress(None, io.StringIO())
 
 
 def test_the_bar_goes_to_stderr_and_never_to_stdout(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    terminal: Terminal, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with ProgressBar(desc="quiet", unit="item", total=2) as bar:
         bar.update(2)
     assert capsys.readouterr() == ("", "")  # captured stderr is no terminal
-    terminal = TerminalStream()
-    monkeypatch.setattr(sys, "stderr", terminal)
+    stderr = terminal()
     with ProgressBar(desc="drawn", unit="item", total=2) as bar:
         bar.update()
         with bar.paused():
             print("a line of the caller's own", file=sys.stderr)
         bar.update()
     assert capsys.readouterr().out == ""
-    assert "a line of the caller's own\n" in terminal.getvalue()
-    assert bar_totals(terminal.getvalue())[-1] == (2, 2)
+    assert "a line of the caller's own\n" in stderr.getvalue()
+    assert stderr.bars()[-1] == ("drawn", 2, 2)
 
 
 def test_progress_that_is_not_a_bool_is_refused_before_any_work(
@@ -155,21 +145,19 @@ def test_progress_that_is_not_a_bool_is_refused_before_any_work(
 
 
 def test_reembed_draws_its_bar_to_the_record_count_on_a_terminal(
-    store: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    store: tuple[Path, str], terminal: Terminal, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _, url = store
     report = reembed(url, to=HashingEmbedder(dim=32), batch=4)
     assert capsys.readouterr().err == ""  # no terminal: nothing
-    terminal = TerminalStream()
-    monkeypatch.setattr(sys, "stderr", terminal)
+    stderr = terminal()
     report = reembed(url, to=HashingEmbedder(dim=48), batch=4)
     assert report.records == len(SCOPES) * len(FACTS)
-    assert "re-embedding" in terminal.getvalue()
-    assert bar_totals(terminal.getvalue()) == [(report.records, report.records)]
+    assert stderr.bars() == [("re-embedding", report.records, report.records)]
 
 
 def test_copy_draws_a_bar_per_part_or_tells_a_function(
-    store: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    store: tuple[Path, str], terminal: Terminal, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path, _ = store
 
@@ -187,16 +175,16 @@ def test_copy_draws_a_bar_per_part_or_tells_a_function(
     assert copied("told.db", progress=lambda part, n: told.append((part, n))) == quiet
     assert ("episodes", quiet["episodes"]) in told and ("records", quiet["records"]) in told
     assert capsys.readouterr().err == ""  # a function instead of a bar
-    terminal = TerminalStream()
-    monkeypatch.setattr(sys, "stderr", terminal)
+    stderr = terminal()
     assert copied("drawn.db") == quiet
-    drawn = terminal.getvalue()
-    assert "copying episodes" in drawn and "copying records" in drawn
-    finals = bar_totals(drawn)
-    assert (quiet["episodes"], quiet["episodes"]) in finals  # the episodes bar has a total
     assert quiet["episodes"] == quiet["records"] == len(SCOPES) * len(FACTS)
     ledger = [k for k in quiet if k.startswith("ledger:")]
-    assert ledger and all(f"copying {k}" in drawn for k in ledger)
+    # bars with a total (episodes, each ledger kind) reach it; records are counted
+    assert stderr.bars() == [
+        ("copying episodes", quiet["episodes"], quiet["episodes"]),
+        *((f"copying {kind}", quiet[kind], quiet[kind]) for kind in ledger),
+    ]
+    assert f"copying records: {quiet['records']}record [" in stderr.getvalue()
 
 
 # -- the lifecycle over every scope -------------------------------------------------------
@@ -246,18 +234,15 @@ def test_every_scope_refuses_a_scope_beside_it(
 
 
 def test_the_json_stays_json_with_a_bar_on_a_terminal(
-    store: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    store: tuple[Path, str], terminal: Terminal, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _, url = store
-    terminal = TerminalStream()
-    monkeypatch.setattr(sys, "stderr", terminal)
+    stderr = terminal()
     argv = ["consolidate", "--all-scopes", "--dry-run", "--json", "--url", url, "--at", LATER]
     assert main(argv) == 0
     assert len(json.loads(capsys.readouterr().out)["scopes"]) == len(OWNERS)
-    assert "over scopes" in terminal.getvalue()
-    assert bar_totals(terminal.getvalue()) == [(len(OWNERS), len(OWNERS))]
-    quiet = TerminalStream()
-    monkeypatch.setattr(sys, "stderr", quiet)
+    assert stderr.bars() == [("dry run over scopes", len(OWNERS), len(OWNERS))]
+    quiet = terminal()
     assert main([*argv, "--no-progress"]) == 0
     assert quiet.getvalue() == ""
     json.loads(capsys.readouterr().out)
@@ -288,7 +273,7 @@ def _run_on_a_terminal(argv: list[str], out: Path) -> tuple[int, str]:
 
 
 def test_the_command_draws_on_a_real_terminal_and_not_on_a_pipe(
-    store: tuple[Path, str], tmp_path: Path
+    store: tuple[Path, str], tmp_path: Path, terminal: Terminal
 ) -> None:
     _, url = store
     argv = ["consolidate", "--all-scopes", "--dry-run", "--json", "--url", url, "--at", LATER]
@@ -296,7 +281,9 @@ def test_the_command_draws_on_a_real_terminal_and_not_on_a_pipe(
     assert code == 0, drawn
     printed = json.loads((tmp_path / "out.json").read_text())  # stdout: the JSON alone
     assert len(printed["scopes"]) == len(OWNERS)
-    assert bar_totals(drawn.replace("\r\n", "\n")) == [(len(OWNERS), len(OWNERS))]
+    shown = terminal(as_stderr=False)
+    shown.write(drawn)
+    assert shown.bars() == [("dry run over scopes", len(OWNERS), len(OWNERS))]
     piped = subprocess.run(
         [sys.executable, "-m", "commonplace", *argv], capture_output=True, text=True
     )

@@ -3,13 +3,11 @@ compared, on stderr for a terminal only; ``--json`` prints JSON alone on stdout.
 
 from __future__ import annotations
 
-import io
 import json
-import re
-import sys
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,19 +23,7 @@ LINES = {
 }
 
 
-class TerminalStream(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
-def bar_totals(drawn: str) -> dict[str, tuple[int, int]]:
-    """Each bar's name and the last ``n/total`` it drew."""
-    totals = {}
-    for line in drawn.split("\n"):
-        found = re.match(r"([\w: ]+?):\s.*?(\d+)/(\d+)", line.rsplit("\r", 1)[-1])
-        if found:
-            totals[found.group(1)] = (int(found.group(2)), int(found.group(3)))
-    return totals
+Terminal = Callable[..., Any]  # the ``terminal`` fixture (tests/conftest.py)
 
 
 def _source(tmp_path: Path) -> str:
@@ -54,24 +40,22 @@ def _source(tmp_path: Path) -> str:
 def test_the_command_draws_bars_on_a_terminal_and_keeps_json_on_stdout(
     tmp_path: Path,
     weaviate_backend_factory: Callable[[], WeaviateBackend],
-    monkeypatch: pytest.MonkeyPatch,
+    terminal: Terminal,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     source = _source(tmp_path)
-    terminal = TerminalStream()
-    monkeypatch.setattr(sys, "stderr", terminal)
+    stderr = terminal()
     target = weaviate_backend_factory().url
     assert main(["migrate", "--from", source, "--to", target, "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     episodes = printed["counts"]["episodes"]["source"]
     assert printed["ok"] is True and episodes == sum(map(len, LINES.values()))
-    bars = bar_totals(terminal.getvalue())
+    bars = {name: (n, total) for name, n, total in stderr.bars()}
     assert bars["copying episodes"] == (episodes, episodes)
     assert bars["comparing vectors"] == (printed["vectors_checked"],) * 2
     records = printed["counts"]["records equal"]["source"]  # counted, without a total
-    assert f"copying records: {records}record [" in terminal.getvalue()
-    quiet = TerminalStream()
-    monkeypatch.setattr(sys, "stderr", quiet)
+    assert f"copying records: {records}record [" in stderr.getvalue()
+    quiet = terminal()
     again = ["migrate", "--from", source, "--to", target, "--json", "--no-progress"]
     assert main(again) == 0  # a second run confirms the copy
     assert json.loads(capsys.readouterr().out)["ok"] is True and quiet.getvalue() == ""
