@@ -10,8 +10,11 @@ test. Child processes inherit the setting.
 
 from __future__ import annotations
 
+import io
 import os
-from collections.abc import Iterator
+import re
+import sys
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -43,3 +46,35 @@ SEARCH_ALWAYS = Config(search_min_notes=0)
 def memory(db_url: str, clock: ManualClock) -> Iterator[Memory]:
     with Memory(db_url, clock=clock, config=SEARCH_ALWAYS) as m:
         yield m
+
+
+class TerminalStream(io.StringIO):
+    """A stream that says it is a terminal, as a console's stderr does (or that holds what
+    a real pseudo-terminal showed): what progress bars draw there."""
+
+    def isatty(self) -> bool:
+        return True
+
+    def bars(self) -> list[tuple[str, int, int]]:
+        """Each closed bar's name and the last ``n/total`` it drew (tqdm ends a bar with a
+        newline, and draws each state after a carriage return)."""
+        found = []
+        for line in self.getvalue().replace("\r\n", "\n").split("\n"):
+            last = re.match(r"(.+?):\s.*?(\d+)/(\d+)", line.rsplit("\r", 1)[-1])
+            if last:
+                found.append((last.group(1), int(last.group(2)), int(last.group(3))))
+        return found
+
+
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> Callable[..., TerminalStream]:
+    """Call it for a fresh terminal, made stderr too unless ``as_stderr=False``; what a bar
+    draws there is in it (``.bars()``)."""
+
+    def make(*, as_stderr: bool = True) -> TerminalStream:
+        stream = TerminalStream()
+        if as_stderr:
+            monkeypatch.setattr(sys, "stderr", stream)
+        return stream
+
+    return make

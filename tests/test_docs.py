@@ -59,6 +59,7 @@ PUBLIC = [
     "commonplace.embedders",
     "commonplace.errors",
     "commonplace.lifecycle",
+    "commonplace.progress",
     "commonplace.read",
     "commonplace.stores",
     "commonplace.validation",

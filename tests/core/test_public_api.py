@@ -19,6 +19,7 @@ def test_all_is_sorted_and_complete() -> None:
         "errors",
         "hookspecs",
         "lifecycle",
+        "progress",
         "read",
         "stores",
         "testing",
@@ -54,7 +55,7 @@ def test_import_loads_no_framework_and_builds_nothing() -> None:
 def test_every_public_subpackage_has_a_sorted_complete_all() -> None:
     import importlib
 
-    for name in ("embedders", "lifecycle", "read", "stores", "validation", "write"):
+    for name in ("embedders", "lifecycle", "progress", "read", "stores", "validation", "write"):
         module = importlib.import_module(f"commonplace.{name}")
         assert module.__all__ == sorted(module.__all__), name
         for exported in module.__all__:

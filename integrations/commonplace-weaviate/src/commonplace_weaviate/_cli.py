@@ -37,6 +37,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     move.add_argument("--batch", type=int, default=500)
     move.add_argument("--no-verify", action="store_true", help="skip the count check")
     move.add_argument("--json", action="store_true", help="print the report as JSON")
+    move.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bars (there are none anyway when stderr is not a terminal)",
+    )
 
     server = commands.add_parser("server", help="a local Weaviate for tests and development")
     actions = server.add_subparsers(dest="action", required=True)
@@ -88,13 +93,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _migrate(args: argparse.Namespace) -> int:
     from ._migrate import migrate
 
-    def progress(what: str, n: int) -> None:
-        if not args.json:
-            print(f"  {what}: {n}", file=sys.stderr)
-
     try:
         report = migrate(
-            args.source, args.target, batch=args.batch, verify=not args.no_verify, progress=progress
+            args.source,
+            args.target,
+            batch=args.batch,
+            verify=not args.no_verify,
+            progress=False if args.no_progress else None,  # None: bars on a terminal only
         )
     except CommonplaceError as exc:
         failed = getattr(exc, "report", None)

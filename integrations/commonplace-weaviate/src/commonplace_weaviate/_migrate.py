@@ -9,12 +9,17 @@ status, provenance, links, ledger entries per kind), compares every record and e
 vector, and raises if anything differs. The copy writes with deterministic ids, so an
 interrupted migration is finished by running it again. Stop the writers of the source
 store first.
+
+``progress`` is what commonplace's long jobs take (``commonplace.progress``): None, the
+default, draws bars on stderr (one per part of the copy, one over the vectors compared)
+only when stderr is a terminal; True always, False never. A function instead is told
+each part's count as the copy goes, as ``commonplace.stores.copy`` tells it.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,12 +28,12 @@ import numpy as np
 
 from commonplace import Kind, Record, Status
 from commonplace.errors import InvalidInputError, StoreError
+from commonplace.progress import PartCounter, ProgressBar, checked_progress
 from commonplace.stores import Backend, LinkGraph, RecordQuery, SQLiteBackend, sqlite_path
 from commonplace.stores import copy as copy_store
 
 from ._backend import WeaviateBackend
 
-Progress = Callable[[str, int], None]
 _ALL_KINDS = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE)
 _ALL_STATUSES = tuple(Status)
 _PLURAL = {"note": "notes", "summary": "summaries", "procedure": "procedures"}
@@ -80,7 +85,7 @@ def migrate(
     *,
     batch: int = 500,
     verify: bool = True,
-    progress: Progress | None = None,
+    progress: bool | PartCounter | None = None,
 ) -> MigrationReport:
     """Copy the SQLite store ``source`` into the Weaviate store ``target``; verify counts.
 
@@ -89,6 +94,8 @@ def migrate(
     """
     if not 1 <= batch <= 5000:
         raise InvalidInputError("batch must be between 1 and 5000")
+    if not callable(progress):
+        checked_progress(progress)
     own_source = isinstance(source, str)
     own_target = isinstance(target, str)
     src = SQLiteBackend(_sqlite_path(source)) if isinstance(source, str) else source
@@ -103,7 +110,7 @@ def migrate(
     try:
         copy_store(src, dst, batch=batch, progress=progress)
         if verify:
-            _verify(src, dst, report)
+            _verify(src, dst, report, progress=None if callable(progress) else progress)
     finally:
         if own_target:
             dst.close()
@@ -121,7 +128,7 @@ def migrate(
     return report
 
 
-def _verify(src: Backend, dst: Backend, report: MigrationReport) -> None:
+def _verify(src: Backend, dst: Backend, report: MigrationReport, *, progress: bool | None) -> None:
     report.counts["episodes"] = (src.count(None, Kind.EPISODE), dst.count(None, Kind.EPISODE))
     query = RecordQuery(scope=None, kinds=_ALL_KINDS, statuses=_ALL_STATUSES)
     source_records = {r.id: r for r in src.iter_records(query)}
@@ -149,14 +156,18 @@ def _verify(src: Backend, dst: Backend, report: MigrationReport) -> None:
             len(dst.ledger.list(name)),
         )
     worst = 0.0
-    for start in range(0, len(ids), 1000):
-        chunk = ids[start : start + 1000]
-        a, b = np.asarray(src.get_vectors(chunk)), np.asarray(dst.get_vectors(chunk))
-        if a.shape != b.shape:
-            worst = float("inf")
-            break
-        if len(chunk):
-            worst = max(worst, float(np.max(np.abs(a - b))))
+    with ProgressBar(
+        desc="comparing vectors", unit="vector", total=len(ids), progress=progress
+    ) as bar:
+        for start in range(0, len(ids), 1000):
+            chunk = ids[start : start + 1000]
+            a, b = np.asarray(src.get_vectors(chunk)), np.asarray(dst.get_vectors(chunk))
+            if a.shape != b.shape:
+                worst = float("inf")
+                break
+            if len(chunk):
+                worst = max(worst, float(np.max(np.abs(a - b))))
+            bar.update(len(chunk))
     report.vectors_checked = len(ids)
     report.max_vector_error = worst
 

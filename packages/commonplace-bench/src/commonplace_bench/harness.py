@@ -6,7 +6,9 @@ regenerates the results page, its PNG plots and a ``results.json`` with every nu
 ``--quick`` and ``--tiny`` shrink every workload for iteration and for the smoke test;
 ``--skip`` leaves out a system, an embedder or a workload (the page says so). A
 system or model whose packages are missing is reported as not run, with the reason,
-never installed or downloaded at run time.
+never installed or downloaded at run time. A bar on stderr counts the runs (each
+workload with each embedder, each scale run) when stderr is a terminal; ``--no-progress``
+leaves it out.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from commonplace.embedders import Embedder
+from commonplace.progress import ProgressBar, checked_progress
 
 from .embedding import EMBEDDERS, load_embedders
 from .systems.base import System
@@ -269,11 +272,13 @@ def run_scale(
     repeats: int,
     folder: Path,
     log: Callable[[str], None],
+    bar: ProgressBar | None = None,
 ) -> dict[str, Any]:
-    """Each size in its own subprocess; small sizes repeated, medians kept."""
+    """Each size in its own subprocess; small sizes repeated, medians kept; each run
+    counted on ``bar``."""
     runs: list[dict[str, Any]] = []
     for size, only in [(s, False) for s in sizes] + [(s, True) for s in store_only]:
-        times = repeats if size <= 10_000 else 1
+        times = _scale_repeats(size, repeats)
         measured = []
         for repeat in range(times):
             out = folder / f"scale-{size}-{only}-{repeat}.json"
@@ -301,10 +306,16 @@ def run_scale(
             result = json.loads(out.read_text(encoding="utf-8"))
             result["wall_s"] = time.perf_counter() - started
             measured.append(result)
+            if bar is not None:
+                bar.update()
         merged = _median_runs(measured)
         merged["repeats"] = times
         runs.append(merged)
     return {"runs": runs, "queries": queries}
+
+
+def _scale_repeats(size: int, repeats: int) -> int:
+    return repeats if size <= 10_000 else 1
 
 
 def _median_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -336,8 +347,13 @@ def run(
     store_only_sizes: Sequence[int] = (),
     seed: int = 1,
     log: Callable[[str], None] = print,
+    progress: bool | None = None,
 ) -> dict[str, Any]:
-    """Run everything asked for; every number, plus what ran and what did not."""
+    """Run everything asked for; every number, plus what ran and what did not.
+
+    ``progress`` counts the runs on a bar on stderr (None: only when stderr is a terminal;
+    see ``commonplace.progress``); ``log`` is called with the bar lifted off the terminal."""
+    checked_progress(progress)
     started = time.perf_counter()
     results: dict[str, Any] = {
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -364,36 +380,58 @@ def run(
             e.key: {"label": e.label, "name": e.embedder.name, "checks": list(e.checks)}
             for e in loaded
         }
-        for name in workloads:
-            if name in skip:
-                results["not_run"][WORKLOADS[name][0]] = "skipped on the command line (--skip)"
-                continue
-            title, runner = WORKLOADS[name]
-            per_embedder: dict[str, Any] = {}
-            for embedder in loaded:
-                log(f"{title} with {embedder.label} ...")
-                t = time.perf_counter()
-                ctx = RunContext(sizes, folder / f"{name}-{embedder.key}", specs, log, seed)
-                per_embedder[embedder.key] = runner(embedder.embedder, ctx)
-                results["seconds"][f"{name}/{embedder.key}"] = time.perf_counter() - t
-            results["workloads"][name] = per_embedder
-        results["embedded_texts"] = {e.key: e.embedder.embedded for e in loaded}
-        if scale and "scale" not in skip:
-            log("scale ...")
-            t = time.perf_counter()
-            results["scale"] = run_scale(
-                scale_sizes or sizes.scale_sizes,
-                store_only_sizes,
-                queries=sizes.scale_queries,
-                repeats=sizes.scale_repeats,
-                folder=folder,
-                log=log,
+        scale_sizes = scale_sizes or sizes.scale_sizes
+        scaling = scale and "scale" not in skip
+        runs = len([n for n in workloads if n not in skip]) * len(loaded)
+        if scaling:
+            runs += sum(
+                _scale_repeats(n, sizes.scale_repeats) for n in [*scale_sizes, *store_only_sizes]
             )
-            results["seconds"]["scale"] = time.perf_counter() - t
-        elif "scale" in skip:
-            results["not_run"]["Scale"] = "skipped on the command line (--skip)"
+        bar = ProgressBar(desc="benchmarks", unit="run", total=runs, progress=progress)
+        with bar:
+            log = _lifting(bar, log)
+            for name in workloads:
+                if name in skip:
+                    results["not_run"][WORKLOADS[name][0]] = "skipped on the command line (--skip)"
+                    continue
+                title, runner = WORKLOADS[name]
+                per_embedder: dict[str, Any] = {}
+                for embedder in loaded:
+                    log(f"{title} with {embedder.label} ...")
+                    t = time.perf_counter()
+                    ctx = RunContext(sizes, folder / f"{name}-{embedder.key}", specs, log, seed)
+                    per_embedder[embedder.key] = runner(embedder.embedder, ctx)
+                    results["seconds"][f"{name}/{embedder.key}"] = time.perf_counter() - t
+                    bar.update()
+                results["workloads"][name] = per_embedder
+            results["embedded_texts"] = {e.key: e.embedder.embedded for e in loaded}
+            if scaling:
+                log("scale ...")
+                t = time.perf_counter()
+                results["scale"] = run_scale(
+                    scale_sizes,
+                    store_only_sizes,
+                    queries=sizes.scale_queries,
+                    repeats=sizes.scale_repeats,
+                    folder=folder,
+                    log=log,
+                    bar=bar,
+                )
+                results["seconds"]["scale"] = time.perf_counter() - t
+            elif "scale" in skip:
+                results["not_run"]["Scale"] = "skipped on the command line (--skip)"
     results["seconds"]["total"] = time.perf_counter() - started
     return results
+
+
+def _lifting(bar: ProgressBar, log: Callable[[str], None]) -> Callable[[str], None]:
+    """``log``, called with the bar lifted so a message never lands inside it."""
+
+    def lifted(message: str) -> None:
+        with bar.paused():
+            log(message)
+
+    return lifted
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -429,6 +467,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--no-plots", action="store_true", help="tables only")
     parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (there is none anyway when stderr is not a terminal)",
+    )
+    parser.add_argument(
         "--from-results", type=Path, help="re-render the page from a results.json, no runs"
     )
     args = parser.parse_args(argv)
@@ -453,6 +496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             store_only_sizes=args.store_only_sizes,
             seed=args.seed,
             log=lambda message: print(message, file=sys.stderr, flush=True),
+            progress=False if args.no_progress else None,
         )
         (figures / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
     from .page import render_page

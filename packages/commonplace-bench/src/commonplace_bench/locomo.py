@@ -17,8 +17,9 @@ on content that provenance alone cannot give. Plain RAG embeds the raw turns wit
 same embedder and packs the best ones, whole, into the same budget.
 
 ``python -m commonplace_bench.locomo PATH [--embedder default|hashing|minilm]
-[--budget 1500] [--rag-budgets 1500,3000] [--convs N] [--json OUT]`` prints one table
-per conversation and one for all, as Markdown.
+[--budget 1500] [--rag-budgets 1500,3000] [--convs N] [--json OUT] [--no-progress]``
+prints one table per conversation and one for all, as Markdown; while it runs, a bar on
+stderr counts the questions asked when stderr is a terminal.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import numpy as np
 
 from commonplace import Memory, count_tokens
 from commonplace.embedders import Embedder
+from commonplace.progress import ProgressBar, checked_progress
 
 __all__ = [
     "CATEGORIES",
@@ -278,28 +280,54 @@ def evaluate(
     budget: int = 1500,
     rag_budgets: Sequence[int] = (1500, 3000),
     top_k: int | None = None,
+    progress: bool | None = None,
 ) -> dict[str, dict[str, dict[str, float]]]:
-    """Tables per conversation and for all of them: scope -> system -> metric -> value."""
+    """Tables per conversation and for all of them: scope -> system -> metric -> value.
+
+    ``progress`` counts the conversations' questions on a bar on stderr as commonplace
+    answers them (None: only when stderr is a terminal; see ``commonplace.progress``)."""
+    checked_progress(progress)
     embedder = _embedder(embedder_key)
     every: dict[str, list[QuestionResult]] = defaultdict(list)
     tables: dict[str, dict[str, dict[str, float]]] = {}
-    for conversation in conversations:
-        systems: dict[str, list[QuestionResult]] = {}
-        systems[f"commonplace@{budget}"] = run_commonplace(
-            conversation, embedder=embedder, budget=budget, top_k=top_k
-        )
-        if embedder is None:  # plain RAG needs the same model the Memory picked
-            with Memory("sqlite:///:memory:") as memory:
-                rag_embedder: Embedder = memory.embedder
-        else:
-            rag_embedder = embedder
-        for b, results in run_rag(conversation, embedder=rag_embedder, budgets=rag_budgets).items():
-            systems[f"rag@{b}"] = results
-        tables[conversation.sample_id] = {name: summarise(r) for name, r in systems.items()}
-        for name, results in systems.items():
-            every[name].extend(results)
+    with ProgressBar(
+        desc="LoCoMo",
+        unit="question",
+        total=sum(len(c.questions) for c in conversations),
+        progress=progress,
+    ) as bar:
+        for conversation in conversations:
+            tables[conversation.sample_id] = _evaluate_one(
+                conversation, embedder, budget, rag_budgets, top_k, every
+            )
+            bar.update(len(conversation.questions))
     tables["all"] = {name: summarise(r) for name, r in every.items()}
     return tables
+
+
+def _evaluate_one(
+    conversation: Conversation,
+    embedder: Embedder | None,
+    budget: int,
+    rag_budgets: Sequence[int],
+    top_k: int | None,
+    every: dict[str, list[QuestionResult]],
+) -> dict[str, dict[str, float]]:
+    """One conversation's table, its results added to ``every``."""
+    systems: dict[str, list[QuestionResult]] = {}
+    systems[f"commonplace@{budget}"] = run_commonplace(
+        conversation, embedder=embedder, budget=budget, top_k=top_k
+    )
+    if embedder is None:  # plain RAG needs the same model the Memory picked
+        with Memory("sqlite:///:memory:") as memory:
+            rag_embedder: Embedder = memory.embedder
+    else:
+        rag_embedder = embedder
+    for b, results in run_rag(conversation, embedder=rag_embedder, budgets=rag_budgets).items():
+        systems[f"rag@{b}"] = results
+    for name, results in systems.items():
+        every[name].extend(results)
+    return {name: summarise(r) for name, r in systems.items()}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -313,6 +341,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--convs", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--top-k", type=int, default=None)
     parser.add_argument("--json", type=Path, default=None, help="also write the numbers here")
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (there is none anyway when stderr is not a terminal)",
+    )
     args = parser.parse_args(argv)
     conversations = load(args.path, limit=args.convs)
     tables = evaluate(
@@ -321,6 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         budget=args.budget,
         rag_budgets=[int(b) for b in args.rag_budgets.split(",")],
         top_k=args.top_k,
+        progress=False if args.no_progress else None,
     )
     for scope, rows in tables.items():
         count = sum(len(c.questions) for c in conversations if scope in ("all", c.sample_id))

@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from importlib.metadata import entry_points
@@ -23,6 +24,7 @@ from ._demo import run_demo
 from ._memory import Memory
 from ._scope import Scope
 from .errors import CommonplaceError, InvalidInputError
+from .lifecycle import LifecycleReport, sleep_every_scope
 
 # Commands that live in packages of their own, and the package that brings each: asked for
 # while that package is missing, the command says what to install instead of argparse's
@@ -77,9 +79,20 @@ def _parser() -> argparse.ArgumentParser:
     recall.set_defaults(run=_recall)
 
     sleep = sub.add_parser(
-        "consolidate", help="run the lifecycle: tiers, consolidation and decay for a scope"
+        "consolidate",
+        help="run the lifecycle: tiers, consolidation and decay for a scope (or every scope)",
     )
     sleep.add_argument("--dry-run", action="store_true", help="report, change nothing")
+    sleep.add_argument(
+        "--all-scopes",
+        action="store_true",
+        help="run it for every user (and agent) of the store in turn, instead of one scope",
+    )
+    sleep.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar over the scopes (there is none anyway when stderr is not a terminal)",
+    )
     _common(sleep)
     sleep.set_defaults(run=_sleep)
 
@@ -203,33 +216,61 @@ def _recall(args: argparse.Namespace) -> int:
 
 
 def _sleep(args: argparse.Namespace) -> int:
+    if args.all_scopes:
+        return _sleep_all(args)
     with Memory(args.url) as memory:
         report = memory.sleep(scope=_scope(args), at=_at(args), dry_run=args.dry_run)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "dry_run": report.dry_run,
-                    "seconds": report.seconds,
-                    "counts": report.counts(),
-                    "actions": [
-                        {
-                            "action": a.action,
-                            "rule": a.rule,
-                            "record_id": a.record_id,
-                            "detail": a.detail,
-                        }
-                        for a in report.actions
-                    ],
-                },
-                ensure_ascii=False,
-                indent=2,
-            )
-        )
+        print(json.dumps(_report_json(report), ensure_ascii=False, indent=2))
         return 0
     for action in report.actions:
         print(f"{action.action:<18} {action.rule:<20} {action.record_id}  {action.detail}")
     print(f"{'would do' if report.dry_run else 'did'}: {report.counts() or 'nothing'}")
+    return 0
+
+
+def _report_json(report: LifecycleReport) -> dict[str, Any]:
+    return {
+        "dry_run": report.dry_run,
+        "seconds": report.seconds,
+        "counts": report.counts(),
+        "actions": [
+            {"action": a.action, "rule": a.rule, "record_id": a.record_id, "detail": a.detail}
+            for a in report.actions
+        ],
+    }
+
+
+def _sleep_all(args: argparse.Namespace) -> int:
+    given = [f"--{name}" for name in ("user", "agent", "thread") if getattr(args, name)]
+    if given:
+        raise InvalidInputError(
+            f"--all-scopes runs for every scope of the store; leave out {' and '.join(given)}"
+        )
+    at = _at(args)
+    totals: Counter[str] = Counter()
+    scopes: list[dict[str, Any]] = []
+    with Memory(args.url) as memory:
+        progress = False if args.no_progress else None
+        for scope, report in sleep_every_scope(
+            memory, at=at, dry_run=args.dry_run, progress=progress
+        ):
+            totals.update(report.counts())
+            if args.json:
+                fields = {"user": scope.user, "agent": scope.agent, "thread": scope.thread}
+                named = {k: v for k, v in fields.items() if v}
+                scopes.append({"scope": named, **_report_json(report)})
+            else:  # the counts alone: a line per scope, not every action of the store
+                scopes.append({"scope": str(scope), "counts": report.counts()})
+    if args.json:
+        whole = {"dry_run": args.dry_run, "counts": dict(totals), "scopes": scopes}
+        print(json.dumps(whole, ensure_ascii=False, indent=2))
+        return 0
+    for done in scopes:
+        print(f"{done['scope']}: {done['counts'] or 'nothing'}")
+    doing = "would do" if args.dry_run else "did"
+    print(f"{doing} over {len(scopes)} scope{'' if len(scopes) == 1 else 's'}: ", end="")
+    print(dict(totals) or "nothing")
     return 0
 
 

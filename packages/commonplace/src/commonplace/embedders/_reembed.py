@@ -11,13 +11,12 @@ count that every record has its new vector, makes them live and re-pins the stor
 from __future__ import annotations
 
 import os
-import sys
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._progress import ProgressBar, checked_progress
 from .._records import Kind, Record, index_text, note_id
 from ..errors import InvalidInputError, InvalidTypeError, StoreError
 from ._protocol import Embedder, embed_checked
@@ -122,8 +121,7 @@ def reembed(
         raise InvalidTypeError(f"url must be a str or a path, not {type(url).__name__}")
     if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= 100_000:
         raise InvalidInputError(f"batch must be an int from 1 to 100000, not {batch!r}")
-    if progress is not None and not isinstance(progress, bool):
-        raise InvalidTypeError("progress must be True, False or None (a bar on a terminal)")
+    checked_progress(progress)
     manager = make_plugin_manager(plugins=plugins)
     model = _target_model(to, manager)
     target = pin_of(model)  # before the store is opened: a pin it cannot hold is refused
@@ -171,7 +169,13 @@ def _run(
     resumed = state.staged
     embedded = 0
     idle = 0
-    with _bar(progress, total=state.staged + state.pending, initial=resumed) as bar:
+    with ProgressBar(
+        desc="re-embedding",
+        unit="record",
+        total=state.staged + state.pending,
+        initial=resumed,
+        progress=progress,
+    ) as bar:
         while True:
             if not records:
                 done = backend.reembed_finish(target)
@@ -189,8 +193,7 @@ def _run(
                 vectors = embed_checked(model, texts)
                 backend.reembed_stage(target, [r.id for r in records], vectors)
                 embedded += len(records)
-                if bar is not None:
-                    bar.update(len(records))
+                bar.update(len(records))
             records = backend.reembed_pending(target, limit=batch)
     _verify(backend, target, done)
     return ReembedReport(
@@ -206,26 +209,3 @@ def _verify(backend: Store, target: EmbedderPin, done: int) -> None:
             f"re-embedding {backend.url} finished {done:,} records but the store is pinned "
             f"to {pin!r} with the re-embed state {state!r}; run the command again"
         )
-
-
-@contextmanager
-def _bar(progress: bool | None, *, total: int, initial: int) -> Iterator[Any]:
-    """A tqdm bar on stderr (quiet when stderr is not a terminal, unless asked for)."""
-    if progress is False:
-        yield None
-        return
-    from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
-
-    bar = tqdm(
-        total=total,
-        initial=initial,
-        unit="record",
-        desc="re-embedding",
-        file=sys.stderr,
-        disable=None if progress is None else False,  # None: only on a terminal
-        dynamic_ncols=True,
-    )
-    try:
-        yield bar
-    finally:
-        bar.close()

@@ -6,6 +6,7 @@ change is written to the audit log with the rule that made it.
 
 from ._consolidate import SummaryDraft, SummarySentence, extractive_summary
 from ._decay import DecayAction, DecayContext, DecayRule, ForgetSmart
+from ._every_scope import every_scope, sleep_every_scope
 from ._forget import ForgetReport
 from ._llm import LLMSummariser
 from ._report import LifecycleReport
@@ -20,5 +21,7 @@ __all__ = [
     "LifecycleReport",
     "SummaryDraft",
     "SummarySentence",
+    "every_scope",
     "extractive_summary",
+    "sleep_every_scope",
 ]

@@ -10,13 +10,17 @@ Stop the source's writers first: a turn written meanwhile may be left out.
 With ``embedder``, the copy is also a re-embed: every record is embedded again with that
 model (from the same text the write path embeds) and the target is pinned to it. That
 is how a store whose backend cannot re-embed in place moves to another model.
+
+``progress`` is what every long job takes: None (a bar on stderr only when stderr is a
+terminal), True or False; a copy draws one bar per part in turn. A function instead is
+told each part's count as the copy goes, and no bar is drawn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .._progress import PartCounter, ProgressBar, checked_progress
 from .._records import Record
 from ..embedders import Embedder, Vectors, embed_checked, embedding_text
 from ..embedders._reembed import own_evidence
@@ -25,8 +29,7 @@ from ..errors import InvalidInputError, InvalidTypeError
 from ._protocol import Backend, LinkGraph, RecordQuery, TurnWrite
 from ._store import ALL_KINDS, ALL_STATUSES, Store
 
-Progress = Callable[[str, int], None]
-"""Told (part, how many so far) as a copy goes."""
+_UNITS = {"episodes": "episode", "records": "record", "links": "link"}  # ledger: "entry"
 
 
 @dataclass
@@ -43,7 +46,7 @@ def copy(
     *,
     batch: int = 500,
     embedder: Embedder | None = None,
-    progress: Progress | None = None,
+    progress: bool | PartCounter | None = None,
 ) -> CopyReport:
     """Copy everything ``source`` holds into ``target`` (empty, or an earlier partial copy
     of the same source), re-embedding with ``embedder`` when given; see the module
@@ -55,13 +58,62 @@ def copy(
             "embedder must be a commonplace Embedder (name, dim, embed); wrap other models "
             "with commonplace.embedders.CallableEmbedder"
         )
+    if not callable(progress):
+        checked_progress(progress)
     report = CopyReport()
+    with _Parts(report, progress) as tell:
+        _copy_all(source, target, batch, embedder, tell)
+    report.counts.setdefault("episodes", 0)
+    report.counts.setdefault("records", 0)
+    return report
 
-    def tell(part: str, n: int) -> None:
-        report.counts[part] = report.counts.get(part, 0) + n
-        if progress is not None:
-            progress(part, report.counts[part])
 
+class _Parts:
+    """Counts each part of a copy into its report, and tells them: to the caller's
+    function, or on a bar per part in turn (``start`` opens the next one)."""
+
+    def __init__(self, report: CopyReport, progress: bool | PartCounter | None) -> None:
+        self._report = report
+        self._progress = progress
+        self._bar: ProgressBar | None = None
+        self._part: str | None = None
+
+    def start(self, part: str, total: int | None = None) -> None:
+        if self._part == part:
+            return
+        self.close()
+        self._part = part
+        if not callable(self._progress):
+            self._bar = ProgressBar(
+                desc=f"copying {part}",
+                unit=_UNITS.get(part, "entry"),
+                total=total,
+                progress=self._progress,
+            )
+
+    def __call__(self, part: str, n: int) -> None:
+        self.start(part)
+        self._report.counts[part] = self._report.counts.get(part, 0) + n
+        if callable(self._progress):
+            self._progress(part, self._report.counts[part])
+        elif self._bar is not None:
+            self._bar.update(n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def __enter__(self) -> _Parts:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def _copy_all(
+    source: Backend, target: Backend, batch: int, embedder: Embedder | None, tell: _Parts
+) -> None:
     pin = source.read_pin() if embedder is None else pin_of(embedder)
     if pin is not None:
         target.write_pin(pin)
@@ -75,6 +127,7 @@ def copy(
         return embed_checked(embedder, texts)
 
     _copy_episodes(source, target, batch, tell)
+    tell.start("records")
     query = RecordQuery(kinds=ALL_KINDS, statuses=ALL_STATUSES)
     chunk: list[Record] = []
     record_ids: list[str] = []
@@ -90,20 +143,17 @@ def copy(
         tell("records", len(chunk))
     for kind in source.ledger.kinds():
         entries = source.ledger.list(kind)
+        tell.start(f"ledger:{kind}", len(entries))
         for start in range(len(entries) - 1, -1, -batch):  # oldest first keeps their order
             part = entries[max(0, start - batch + 1) : start + 1][::-1]
             target.ledger.put(part)
             tell(f"ledger:{kind}", len(part))
     if isinstance(source, LinkGraph) and isinstance(target, LinkGraph):
+        tell.start("links")
         _copy_links(source, target, record_ids, batch, tell)
-    report.counts.setdefault("episodes", 0)
-    report.counts.setdefault("records", 0)
-    return report
 
 
-def _copy_episodes(
-    source: Backend, target: Backend, batch: int, tell: Callable[[str, int], None]
-) -> None:
+def _copy_episodes(source: Backend, target: Backend, batch: int, tell: _Parts) -> None:
     # newest first is the only order a backend lists episodes in: collect the ids of the
     # pages, then write the pages oldest first
     pages: list[list[str]] = []
@@ -114,6 +164,7 @@ def _copy_episodes(
             break
         pages.append([e.id for e in page])
         before = page[-1].id
+    tell.start("episodes", sum(len(ids) for ids in pages))
     for ids in reversed(pages):
         episodes = {e.id: e for e in source.get_episodes(ids)}
         turns = [TurnWrite(episodes[i]) for i in reversed(ids) if i in episodes]
@@ -126,7 +177,7 @@ def _copy_links(
     target: LinkGraph,
     record_ids: list[str],
     batch: int,
-    tell: Callable[[str, int], None],
+    tell: _Parts,
 ) -> None:
     # each pair once; a link is written as the reinforcement that brings the target's
     # weight (none, or a partial copy's) to the source's
