@@ -79,8 +79,12 @@ def test_what_the_assistant_says_is_an_episode_and_only_the_users_own_words_a_no
         assert episode is not None and episode.role is Role.ASSISTANT and episode.text == claim
         explained = data(await client.call_tool("explain", {"record_id": said["episode_id"]}))
         assert explained["episodes"] == [
-            {"id": said["episode_id"], "role": "assistant", "at": episode.at.isoformat(),
-             "text": claim}
+            {
+                "id": said["episode_id"],
+                "role": "assistant",
+                "at": episode.at.isoformat(),
+                "text": claim,
+            }
         ]
         recalled = data(await client.call_tool("recall", {"query": "favourite colour teal"}))
         assert recalled["items"] == [] and "teal" not in recalled["context"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import signal
 from typing import Any
 
 from commonplace import Memory
@@ -61,8 +62,20 @@ def run(args: argparse.Namespace) -> int:
         if args.transport == "stdio":
             server.run("stdio")
         else:
-            server.run("streamable-http", host=host, port=port)
+            # Ctrl-C or a process manager's SIGTERM is the way an HTTP server ends: uvicorn
+            # stops serving and raises the signal again; both end here, and the store closes.
+            previous = signal.signal(signal.SIGTERM, _interrupt)
+            try:
+                server.run("streamable-http", host=host, port=port)
+            except KeyboardInterrupt:
+                pass
+            finally:
+                signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _address(args: argparse.Namespace) -> tuple[str, int]:
