@@ -253,7 +253,7 @@ def test_a_bad_argument_is_a_tool_error_that_says_what_is_wrong_and_changes_noth
 def test_build_server_refuses_a_bad_user_or_memory(memory: Memory) -> None:
     with pytest.raises(InvalidScopeError):
         build_server(memory, user="")
-    with pytest.raises(InvalidInputError, match="commonplace.Memory"):
+    with pytest.raises(InvalidInputError, match=r"commonplace\.Memory"):
         build_server("sqlite:///x.db", user="alice")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="trust_client_scope"):
         build_server(memory, user="alice", trust_client_scope="yes")  # type: ignore[arg-type]
