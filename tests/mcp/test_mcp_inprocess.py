@@ -3,6 +3,7 @@ the initialize handshake and JSON-RPC framing, as over a pipe), on a real SQLite
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -257,3 +258,20 @@ def test_build_server_refuses_a_bad_user_or_memory(memory: Memory) -> None:
         build_server("sqlite:///x.db", user="alice")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="trust_client_scope"):
         build_server(memory, user="alice", trust_client_scope="yes")  # type: ignore[arg-type]
+
+
+def test_explain_never_follows_provenance_into_another_users_memory(memory: Memory) -> None:
+    # The core never writes such a record (a write reaches only its own user's records);
+    # one is planted through the public Store to show explain would not follow it.
+    ana = memory.write("I live in Lisbon.", scope="alice")
+    bob = memory.write("My bank PIN is 4321.", scope="bob")
+    assert ana.note is not None
+    planted = dataclasses.replace(ana.note, provenance=(*ana.note.provenance, bob.episode_id))
+    memory.store.replace_records([planted], memory.store.get_vectors([planted.id]))
+
+    async def body(client: Client) -> None:
+        explained = data(await client.call_tool("explain", {"record_id": planted.id}))
+        assert [e["id"] for e in explained["episodes"]] == [ana.episode_id]
+        assert "4321" not in json.dumps(explained)
+
+    run(memory, body)
