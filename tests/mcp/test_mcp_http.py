@@ -47,7 +47,8 @@ def http_server(url: str, log: Path) -> Iterator[str]:
                 break
             except OSError:
                 time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
+        endpoint = f"http://127.0.0.1:{port}/mcp"
+        yield endpoint
     finally:
         process.send_signal(signal.SIGTERM)  # a graceful stop: the store is closed, exit 0
         try:
@@ -56,6 +57,7 @@ def http_server(url: str, log: Path) -> Iterator[str]:
             process.kill()
             process.wait()
     assert process.returncode == 0, log.read_text()
+    assert f"alice's memory at {endpoint}" in log.read_text()
 
 
 def test_over_streamable_http_a_new_server_recalls_what_the_first_was_told(

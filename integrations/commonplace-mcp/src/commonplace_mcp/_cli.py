@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import signal
+import sys
 from typing import Any
 
 from commonplace import Memory
@@ -65,6 +66,13 @@ def run(args: argparse.Namespace) -> int:
             # Ctrl-C or a process manager's SIGTERM is the way an HTTP server ends: uvicorn
             # stops serving and raises the signal again; both end here, and the store closes.
             previous = signal.signal(signal.SIGTERM, _interrupt)
+            where = f"[{host}]" if ":" in host else host
+            print(
+                f"commonplace mcp: {args.user}'s memory at http://{where}:{port}/mcp "
+                "(Ctrl-C stops it)",
+                file=sys.stderr,
+                flush=True,
+            )
             try:
                 server.run("streamable-http", host=host, port=port)
             except KeyboardInterrupt:
