@@ -122,7 +122,12 @@ def build_server(
 # input schema a client's model reads.
 Text = Annotated[
     str,
-    Field(min_length=1, max_length=100_000, description="What was said, as one turn of text."),
+    # the longest a turn may be is the Memory's own (Config.max_turn_chars): the core checks it
+    Field(
+        min_length=1,
+        description="What was said, as one turn of text (at most 20000 "
+        "characters unless the memory is configured otherwise).",
+    ),
 ]
 SaidBy = Annotated[
     Literal["assistant", "user"],
@@ -133,7 +138,11 @@ SaidBy = Annotated[
 ]
 Query = Annotated[
     str,
-    Field(min_length=1, max_length=10_000, description="The question or topic to recall for."),
+    Field(
+        min_length=1,
+        description="The question or topic to recall for (at most 4000 "
+        "characters unless the memory is configured otherwise).",
+    ),
 ]
 TopK = Annotated[
     int,
@@ -145,7 +154,7 @@ Budget = Annotated[
         ge=16,
         le=100_000,
         description="Token budget of the compiled context (16 to 100000; default: the "
-        "memory's own, usually 600).",
+        "memory's own, 1500 unless configured otherwise).",
     ),
 ]
 RecordId = Annotated[
