@@ -26,7 +26,7 @@ from mcp_support import (
 )
 
 from commonplace import Kind, Memory, Role
-from commonplace.errors import InvalidInputError, InvalidScopeError
+from commonplace.errors import InvalidScopeError, InvalidTypeError
 from commonplace_mcp import MAX_TOP_K, PROFILE_URI, build_server
 
 
@@ -61,6 +61,10 @@ def test_the_client_lists_four_tools_with_typed_schemas_and_the_profile_resource
         for tool in tools.values():
             assert "user" not in tool.input_schema["properties"]  # the scope is fixed
             assert all(p.get("description") for p in tool.input_schema["properties"].values())
+        forget = tools["forget"].annotations
+        assert forget is not None and forget.destructive_hint is True
+        explain = tools["explain"].annotations
+        assert explain is not None and explain.read_only_hint is True
         resources = (await client.list_resources()).resources
         assert [str(r.uri) for r in resources] == [PROFILE_URI]
 
@@ -256,9 +260,9 @@ def test_a_bad_argument_is_a_tool_error_that_says_what_is_wrong_and_changes_noth
 def test_build_server_refuses_a_bad_user_or_memory(memory: Memory) -> None:
     with pytest.raises(InvalidScopeError):
         build_server(memory, user="")
-    with pytest.raises(InvalidInputError, match=r"commonplace\.Memory"):
+    with pytest.raises(InvalidTypeError, match=r"commonplace\.Memory"):
         build_server("sqlite:///x.db", user="alice")  # type: ignore[arg-type]
-    with pytest.raises(InvalidInputError, match="trust_client_scope"):
+    with pytest.raises(InvalidTypeError, match="trust_client_scope"):
         build_server(memory, user="alice", trust_client_scope="yes")  # type: ignore[arg-type]
 
 

@@ -15,10 +15,11 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from commonplace import Memory, Provenance, Scope
-from commonplace.errors import CommonplaceError, InvalidInputError, NotFoundError
+from commonplace.errors import CommonplaceError, InvalidTypeError, NotFoundError
 from commonplace.stores import PROFILE_CARD
 
 PROFILE_URI = "commonplace://profile"
@@ -69,6 +70,12 @@ _EXPLAIN = """\
 Show where a memory came from: the record with that id and its provenance, down to the \
 episodes (the turns, with who said them, when, and their text) that justify it."""
 
+# Hints for a client deciding what to confirm with its user: forget deletes for good; recall
+# is not read-only (it counts what it shows), explain is.
+_WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
+_DELETES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
+_READS = ToolAnnotations(read_only_hint=True)
+
 _UNKNOWN_ID = (
     "no record or episode with id {record_id!r} in this user's memory; use an id that "
     "recall or remember returned"
@@ -93,9 +100,9 @@ def build_server(
     server runs and closes it after.
     """
     if not isinstance(memory, Memory):
-        raise InvalidInputError(f"memory must be a commonplace.Memory, not {type(memory).__name__}")
+        raise InvalidTypeError(f"memory must be a commonplace.Memory, not {type(memory).__name__}")
     if not isinstance(trust_client_scope, bool):
-        raise InvalidInputError("trust_client_scope must be True or False")
+        raise InvalidTypeError("trust_client_scope must be True or False")
     scope = Scope(user=user)  # raises InvalidScopeError for an empty or malformed user
     tools = _Tools(memory, scope=scope, trust_client_scope=trust_client_scope)
     server: MCPServer[Any] = MCPServer(name, instructions=_INSTRUCTIONS, log_level="WARNING")
@@ -184,7 +191,7 @@ def _add_fixed_tools(server: MCPServer[Any], tools: _Tools) -> None:
     # A `ctx` parameter is the SDK's request context, not part of the input schema: it
     # lets the tool see the raw arguments and refuse a `user` this server does not take.
 
-    @server.tool(name="remember", description=_REMEMBER)
+    @server.tool(name="remember", description=_REMEMBER, annotations=_WRITES)
     def remember(
         text: Text, ctx: Context[Any, Any], said_by: SaidBy = "assistant"
     ) -> dict[str, Any]:
@@ -198,21 +205,21 @@ def _add_fixed_tools(server: MCPServer[Any], tools: _Tools) -> None:
         tools.check_arguments(ctx, {"query", "top_k", "budget_tokens"})
         return tools.recall(query, top_k=top_k, budget_tokens=budget_tokens, user=None)
 
-    @server.tool(name="forget", description=_FORGET)
+    @server.tool(name="forget", description=_FORGET, annotations=_DELETES)
     def forget(
         record_id: RecordId, ctx: Context[Any, Any], include_evidence: Evidence = True
     ) -> dict[str, Any]:
         tools.check_arguments(ctx, {"record_id", "include_evidence"})
         return tools.forget(record_id, include_evidence=include_evidence, user=None)
 
-    @server.tool(name="explain", description=_EXPLAIN)
+    @server.tool(name="explain", description=_EXPLAIN, annotations=_READS)
     def explain(record_id: RecordId, ctx: Context[Any, Any]) -> dict[str, Any]:
         tools.check_arguments(ctx, {"record_id"})
         return tools.explain(record_id, user=None)
 
 
 def _add_trusting_tools(server: MCPServer[Any], tools: _Tools) -> None:
-    @server.tool(name="remember", description=_REMEMBER)
+    @server.tool(name="remember", description=_REMEMBER, annotations=_WRITES)
     def remember(
         text: Text, ctx: Context[Any, Any], said_by: SaidBy = "assistant", user: User = None
     ) -> dict[str, Any]:
@@ -230,7 +237,7 @@ def _add_trusting_tools(server: MCPServer[Any], tools: _Tools) -> None:
         tools.check_arguments(ctx, {"query", "top_k", "budget_tokens", "user"})
         return tools.recall(query, top_k=top_k, budget_tokens=budget_tokens, user=user)
 
-    @server.tool(name="forget", description=_FORGET)
+    @server.tool(name="forget", description=_FORGET, annotations=_DELETES)
     def forget(
         record_id: RecordId,
         ctx: Context[Any, Any],
@@ -240,7 +247,7 @@ def _add_trusting_tools(server: MCPServer[Any], tools: _Tools) -> None:
         tools.check_arguments(ctx, {"record_id", "include_evidence", "user"})
         return tools.forget(record_id, include_evidence=include_evidence, user=user)
 
-    @server.tool(name="explain", description=_EXPLAIN)
+    @server.tool(name="explain", description=_EXPLAIN, annotations=_READS)
     def explain(record_id: RecordId, ctx: Context[Any, Any], user: User = None) -> dict[str, Any]:
         tools.check_arguments(ctx, {"record_id", "user"})
         return tools.explain(record_id, user=user)
