@@ -204,7 +204,8 @@ def test_another_users_memory_is_unreachable_through_every_tool_and_the_resource
 
 
 def test_a_trusting_server_takes_a_user_per_call(memory: Memory) -> None:
-    memory.write("I live in Porto.", scope="bob")
+    bob = memory.write("I live in Porto.", scope="bob").note
+    assert bob is not None
 
     async def body(client: Client) -> None:
         tools = {t.name: t for t in (await client.list_tools()).tools}
@@ -214,6 +215,13 @@ def test_a_trusting_server_takes_a_user_per_call(memory: Memory) -> None:
         as_alice = data(await client.call_tool("recall", {"query": "where?"}))
         assert [i["text"] for i in as_bob["items"]] == ["The user lives in Porto."]
         assert [i["text"] for i in as_alice["items"]] == ["The user lives in Lisbon."]
+        # without `user` a call is still the server's user's: Bob's id is unknown there
+        assert "no record or episode" in refused(
+            await client.call_tool("explain", {"record_id": bob.id})
+        )
+        explained = data(await client.call_tool("explain", {"record_id": bob.id, "user": "bob"}))
+        assert explained["episodes"][0]["text"] == "I live in Porto."
+        assert "user" in refused(await client.call_tool("recall", {"query": "x", "user": ""}))
 
     run(memory, body, trust_client_scope=True)
 
