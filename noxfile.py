@@ -22,9 +22,13 @@ LANGGRAPH = "integrations/commonplace-langgraph"
 LLAMAINDEX = "integrations/commonplace-llamaindex"
 BENCH = "packages/commonplace-bench"
 WEAVIATE = "integrations/commonplace-weaviate"
+MCP = "integrations/commonplace-mcp"
 # Every distribution of the repository, installed together in one pip call so the local
 # core satisfies the integrations' dependency on it.
-PACKAGES = ["-e", CORE, "-e", LANGGRAPH, "-e", LLAMAINDEX, "-e", BENCH, "-e", WEAVIATE]
+PACKAGES = [
+    *("-e", CORE, "-e", LANGGRAPH, "-e", LLAMAINDEX, "-e", BENCH),
+    *("-e", WEAVIATE, "-e", MCP),
+]
 TEST_DEPS = [
     "pytest>=8",
     "pytest-asyncio>=0.24",
@@ -52,6 +56,7 @@ TYPED_SOURCES = [
     f"{LLAMAINDEX}/src",
     f"{BENCH}/src",
     f"{WEAVIATE}/src",
+    f"{MCP}/src",
 ]
 
 

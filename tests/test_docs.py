@@ -66,6 +66,7 @@ PUBLIC = [
     "commonplace.write",
     "commonplace_langgraph",
     "commonplace_llamaindex",
+    "commonplace_mcp",
     "commonplace_weaviate",
 ]
 EXEMPT = {"__version__"}
