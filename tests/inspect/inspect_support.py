@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from html.parser import HTMLParser
 
 from commonplace import Config, HashingEmbedder, ManualClock, Memory
 
@@ -115,12 +116,11 @@ def serving(url: str, *args: str) -> Iterator[str]:
         line = child.stdout.readline()
         found = re.search(r"at (http://127\.0\.0\.1:\d+/)", line)
         if found is None:
-            child.kill()
-            raise AssertionError(f"no address printed: {line!r} {child.communicate()[1]}")
+            raise AssertionError(f"no address printed: {line!r}")
         yield found.group(1)
     finally:
         child.terminate()
-        child.wait(timeout=30)
+        child.communicate(timeout=30)  # waits, and closes the pipes
 
 
 def chromium_path() -> str:
@@ -129,3 +129,55 @@ def chromium_path() -> str:
     if found is None:
         raise AssertionError("no chromium on PATH: apt-get install -y chromium")
     return found
+
+
+@dataclass
+class Parsed:
+    """A page as a browser's tokenizer sees it: every start tag with its attributes, the
+    contents of each script and style element, and the text of everything else."""
+
+    tags: list[tuple[str, dict[str, str | None]]]
+    scripts: list[str]
+    styles: list[str]
+    text: str
+
+
+class _Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parsed = Parsed([], [], [], "")
+        self._raw: str | None = None
+        self._texts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.parsed.tags.append((tag, dict(attrs)))
+        if tag in ("script", "style"):
+            self._raw = tag
+            (self.parsed.scripts if tag == "script" else self.parsed.styles).append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == self._raw:
+            self._raw = None
+
+    def handle_data(self, data: str) -> None:
+        if self._raw == "script":
+            self.parsed.scripts[-1] += data
+        elif self._raw == "style":
+            self.parsed.styles[-1] += data
+        else:
+            self._texts.append(data)
+
+
+def parse(page: str) -> Parsed:
+    collector = _Collector()
+    collector.feed(page)
+    collector.close()
+    collector.parsed.text = "".join(collector._texts)
+    return collector.parsed
+
+
+def element(page: str, element_id: str) -> str:
+    """The markup of the article with this id (articles do not nest)."""
+    found = re.search(rf'<article [^>]*id="{re.escape(element_id)}"[^>]*>(.*?)</article>', page, re.S)
+    assert found is not None, f"no article #{element_id}"
+    return found.group(1)
