@@ -205,6 +205,8 @@ def test_a_user_with_nothing_stored_gets_an_empty_page_not_an_error(built: Built
 
 
 def test_no_user_is_refused_clearly(built: Built) -> None:
-    with Memory(built.url, embedder=HashingEmbedder()) as memory:
-        with pytest.raises(InvalidInputError, match="--user"):
-            collect(memory, user=" ")
+    with (
+        Memory(built.url, embedder=HashingEmbedder()) as memory,
+        pytest.raises(InvalidInputError, match="--user"),
+    ):
+        collect(memory, user=" ")

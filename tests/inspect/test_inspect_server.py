@@ -3,6 +3,7 @@ port, with its security headers, and the static report written with ``--out``.""
 
 from __future__ import annotations
 
+import ast
 import http.client
 import os
 import subprocess
@@ -81,11 +82,15 @@ def test_only_the_page_and_only_on_its_loopback_name(built: Built) -> None:
         assert _get(address, host=f"localhost:{port}").status == 200
 
 
-def test_a_non_loopback_host_needs_the_explicit_flag(
-    built: Built, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["inspect", "--user", USER, "--url", built.url, "--host", "0.0.0.0"]) == 2
-    assert "--allow-remote" in capsys.readouterr().err
+def test_a_non_loopback_host_needs_the_explicit_flag(built: Built) -> None:
+    # in a child with a time limit: were the check gone, it would serve on every interface
+    done = subprocess.run(
+        [sys.executable, "-m", "commonplace", "inspect", "--user", USER, "--url", built.url,
+         "--host", "0.0.0.0"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and "--allow-remote" in done.stderr
+    assert "serving" not in done.stdout
     with Memory(built.url, embedder=HashingEmbedder()) as memory:
         with pytest.raises(InvalidInputError, match="loopback"):
             InspectorServer(memory, user=USER, host="192.0.2.1")
@@ -121,9 +126,11 @@ def test_a_missing_store_is_refused_and_not_created(
 
 def test_a_port_in_use_is_a_clear_error(built: Built) -> None:
     with Memory(built.url, embedder=HashingEmbedder()) as memory:
-        with InspectorServer(memory, user=USER) as first:
-            with pytest.raises(InvalidInputError, match="cannot listen"):
-                InspectorServer(memory, user=USER, port=first.server_address[1])
+        with (
+            InspectorServer(memory, user=USER) as first,
+            pytest.raises(InvalidInputError, match="cannot listen"),
+        ):
+            InspectorServer(memory, user=USER, port=first.server_address[1])
         with pytest.raises(InvalidInputError, match="port"):
             InspectorServer(memory, user=USER, port=70000)
 
@@ -135,3 +142,23 @@ def test_the_command_is_installed_through_the_entry_point_group() -> None:
         env={**os.environ, "COLUMNS": "200"},
     )  # fmt: skip
     assert done.returncode == 0 and "--allow-remote" in done.stdout and "--out" in done.stdout
+
+
+def test_the_package_uses_only_the_core_s_public_api() -> None:
+    source = Path(__file__).resolve().parents[2] / "packages" / "commonplace-inspect" / "src"
+    private = []
+    for path in sorted(source.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            modules = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            for module in modules:
+                parts = module.split(".")
+                if parts[0] == "commonplace" and any(p.startswith("_") for p in parts[1:]):
+                    private.append(f"{path.name}:{node.lineno}: {module}")
+    assert len(list(source.rglob("*.py"))) >= 5
+    assert private == []

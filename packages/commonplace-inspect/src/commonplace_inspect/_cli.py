@@ -4,6 +4,7 @@ group ``commonplace.commands``."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -70,10 +71,8 @@ def run(args: argparse.Namespace) -> int:
         with server:
             print(f"commonplace inspect: serving {args.user!r} at {server.url}", flush=True)
             print("press Ctrl-C to stop", file=sys.stderr, flush=True)
-            try:
+            with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how it stops
                 server.serve_forever()
-            except KeyboardInterrupt:
-                pass
     return 0
 
 

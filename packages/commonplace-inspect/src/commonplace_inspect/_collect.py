@@ -73,9 +73,7 @@ def collect(
     scope = Scope(user=user)
     now = memory.clock.now()
     store = memory.store
-    query = RecordQuery(
-        scope=scope, kinds=DERIVED_KINDS, statuses=tuple(Status), limit=records
-    )
+    query = RecordQuery(scope=scope, kinds=DERIVED_KINDS, statuses=tuple(Status), limit=records)
     found = sorted(store.iter_records(query), key=lambda r: (r.created_at, r.id))
     episodes: dict[str, Episode] = {}
     sources: dict[str, tuple[str, ...]] = {}
@@ -121,7 +119,7 @@ def supersession_chains(records: list[Record]) -> tuple[tuple[Record, ...], ...]
             continue  # not superseded, or the middle of a chain begun elsewhere
         chain = [start]
         seen = {start.id}
-        nxt = start.superseded_by
+        nxt: str | None = start.superseded_by
         while nxt is not None and nxt in by_id and nxt not in seen:
             chain.append(by_id[nxt])
             seen.add(nxt)

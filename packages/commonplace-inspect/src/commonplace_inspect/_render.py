@@ -50,9 +50,7 @@ def _ref(inspection: Inspection, record_id: str) -> str:
                 f"“{_text(_short(turn.text))}”</a>"
             )
         return f"<code>{_text(record_id)}</code>"
-    return (
-        f'<a class="ref" href="#{anchor("rec-", record.id)}">{_text(_short(record.text))}</a>'
-    )
+    return f'<a class="ref" href="#{anchor("rec-", record.id)}">{_text(_short(record.text))}</a>'
 
 
 def _short(text: str, limit: int = 90) -> str:
@@ -132,7 +130,9 @@ def _profile_fields(profile: Mapping[str, Any]) -> str:
         if isinstance(value, Mapping):
             shown = "; ".join(f"{k}: {v}" for k, v in value.items())
         else:
-            shown = "; ".join(" ".join(map(str, v)) if isinstance(v, list) else str(v) for v in value)
+            shown = "; ".join(
+                " ".join(map(str, v)) if isinstance(v, list) else str(v) for v in value
+            )
         rows.append(f"<tr data-item><th>{_text(name)}</th><td>{_text(shown)}</td></tr>")
     if not rows:
         return ""
@@ -211,9 +211,11 @@ def _evidence(inspection: Inspection, record: Record) -> str:
     label = f"evidence ({len(turns)} turn{'s' if len(turns) != 1 else ''})"
     inner = "".join(_quote(t) for t in turns) or '<p class="empty">its turns were forgotten</p>'
     if derived:
-        inner += "<div class='meta'>built from " + ", ".join(
-            _ref(inspection, s) for s in derived
-        ) + "</div>"
+        inner += (
+            "<div class='meta'>built from "
+            + ", ".join(_ref(inspection, s) for s in derived)
+            + "</div>"
+        )
     return f'<details class="evidence"><summary>{label}</summary>{inner}</details>'
 
 
@@ -236,7 +238,7 @@ def _chains(inspection: Inspection) -> str:
     for chain in inspection.chains:
         links = '<span class="arrow">→</span>'.join(
             f'<div class="link"><a class="ref" href="#{anchor("rec-", r.id)}">'
-            f"{_text(r.text)}</a><div class=\"meta\">valid {_when(r.valid_from)} → "
+            f'{_text(r.text)}</a><div class="meta">valid {_when(r.valid_from)} → '
             f"{_when(r.valid_to)}</div></div>"
             for r in chain
         )
@@ -250,9 +252,9 @@ def _episodes(inspection: Inspection) -> str:
         "only; an assistant's turn is evidence of the conversation, never a note.</p>"
     )
     cited: dict[str, list[str]] = {}
-    for record_id, turns in inspection.sources.items():
-        for turn in turns:
-            cited.setdefault(turn, []).append(record_id)
+    for record_id, turn_ids in inspection.sources.items():
+        for turn_id in turn_ids:
+            cited.setdefault(turn_id, []).append(record_id)
     turns = sorted(inspection.episodes.values(), key=lambda e: (e.at, e.id), reverse=True)
     if not turns:
         return why + '<p class="empty">No turns stored for this user.</p>'
@@ -271,7 +273,9 @@ def _episodes(inspection: Inspection) -> str:
 
 
 def _scope_label(turn: Episode) -> str:
-    parts = [f"{k} {v}" for k, v in (("agent", turn.scope.agent), ("thread", turn.scope.thread)) if v]
+    parts = [
+        f"{k} {v}" for k, v in (("agent", turn.scope.agent), ("thread", turn.scope.thread)) if v
+    ]
     return ", ".join(parts) or "no thread"
 
 
@@ -297,7 +301,7 @@ def _recalls(inspection: Inspection) -> str:
         shown = len(log.shown_ids or log.item_ids)
         rows.append(
             f"<tr data-item><td>{_when(log.at)}<br><code>{_text(log.id)}</code></td>"
-            f"<td>{retrieved}</td><td class=\"num\">{shown}</td><td>{answered}</td></tr>"
+            f'<td>{retrieved}</td><td class="num">{shown}</td><td>{answered}</td></tr>'
         )
     parts.append(
         "<table><tr><th>when</th><th>retrieved</th><th>shown</th><th>answered</th></tr>"
