@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import nox
@@ -22,15 +23,21 @@ LANGGRAPH = "integrations/commonplace-langgraph"
 LLAMAINDEX = "integrations/commonplace-llamaindex"
 BENCH = "packages/commonplace-bench"
 WEAVIATE = "integrations/commonplace-weaviate"
+INSPECT = "packages/commonplace-inspect"
 # Every distribution of the repository, installed together in one pip call so the local
 # core satisfies the integrations' dependency on it.
-PACKAGES = ["-e", CORE, "-e", LANGGRAPH, "-e", LLAMAINDEX, "-e", BENCH, "-e", WEAVIATE]
+PACKAGES = [
+    *("-e", CORE, "-e", LANGGRAPH, "-e", LLAMAINDEX, "-e", BENCH, "-e", WEAVIATE),
+    *("-e", INSPECT),
+]
 TEST_DEPS = [
     "pytest>=8",
     "pytest-asyncio>=0.24",
     "hypothesis>=6.100",
     "langgraph-checkpoint-conformance==0.0.2",
     "langgraph-checkpoint-sqlite>=3.1,<4",
+    # drives the system's Chromium in tests/inspect (never `playwright install`: it downloads)
+    "playwright>=1.45",
 ]
 # The documentation site's tools, pinned: what `mkdocs build --strict` warns about (and so
 # fails on) changes with their releases. The API reference is read from the sources
@@ -52,6 +59,7 @@ TYPED_SOURCES = [
     f"{LLAMAINDEX}/src",
     f"{BENCH}/src",
     f"{WEAVIATE}/src",
+    f"{INSPECT}/src",
 ]
 
 
@@ -80,6 +88,7 @@ def tests(session: nox.Session) -> None:
     stopped afterwards. Point COMMONPLACE_WEAVIATE_URL at your own server to use it instead.
     The docs tools come too: tests/test_docs.py builds the site."""
     session.install(*PACKAGES, *TEST_DEPS, *DOCS_DEPS)
+    _system_chromium(session)
     if os.environ.get("COMMONPLACE_WEAVIATE_URL"):
         session.run("pytest", *(session.posargs or ["tests"]), env=_test_env())
         return
@@ -95,6 +104,14 @@ def tests(session: nox.Session) -> None:
         )
     finally:
         session.run("commonplace-weaviate", "server", "stop", "--pidfile", str(pidfile))
+
+
+def _system_chromium(session: nox.Session) -> None:
+    """Debian's Chromium for the inspector's browser tests, from apt when it is missing
+    (Playwright's own browser download is never used)."""
+    if shutil.which("chromium") is None:
+        session.run("apt-get", "update", external=True)
+        session.run("apt-get", "install", "-y", "chromium", external=True)
 
 
 @nox.session
