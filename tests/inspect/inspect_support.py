@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from html.parser import HTMLParser
+from pathlib import Path
 
 from commonplace import Config, HashingEmbedder, ManualClock, Memory
 
@@ -121,6 +122,17 @@ def serving(url: str, *args: str) -> Iterator[str]:
     finally:
         child.terminate()
         child.communicate(timeout=30)  # waits, and closes the pipes
+
+
+def write_report(url: str, out: Path) -> str:
+    """``commonplace inspect --out``, run as a command: the static page it writes."""
+    done = subprocess.run(
+        [sys.executable, "-m", "commonplace", "inspect", "--user", USER, "--url", url,
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return out.read_text(encoding="utf-8")
 
 
 def chromium_path() -> str:

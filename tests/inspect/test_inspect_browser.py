@@ -7,13 +7,11 @@ the tests look for both after hovering, focusing and clicking through the page.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from inspect_support import HOSTILE, USER, Built, build_store, chromium_path, serving
+from inspect_support import HOSTILE, Built, build_store, chromium_path, serving, write_report
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, expect, sync_playwright
 
 from commonplace_inspect import anchor
@@ -127,12 +125,7 @@ def test_the_static_report_works_offline_under_its_meta_policy(
     built: Built, browser: Browser, tmp_path: Path
 ) -> None:
     out = tmp_path / "report.html"
-    done = subprocess.run(
-        [sys.executable, "-m", "commonplace", "inspect", "--user", USER, "--url", built.url,
-         "--out", str(out)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    write_report(built.url, out)
     context = browser.new_context(offline=True)
     watched = Watched(context.new_page())
     watched.page.goto(out.as_uri())

@@ -13,11 +13,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from inspect_support import HOSTILE, USER, Built, build_store, parse, serving
+from inspect_support import HOSTILE, USER, Built, build_store, parse, serving, write_report
 
-from commonplace import HashingEmbedder, Memory
+from commonplace import HashingEmbedder, Memory, Scope
 from commonplace._cli import main
 from commonplace.errors import InvalidInputError
+from commonplace.stores import LedgerKind
 from commonplace_inspect import InspectorServer, content_security_policy, is_loopback
 
 
@@ -101,14 +102,7 @@ def test_a_non_loopback_host_needs_the_explicit_flag(built: Built) -> None:
 
 
 def test_out_writes_the_static_report_with_its_meta_policy(built: Built, tmp_path: Path) -> None:
-    out = tmp_path / "report.html"
-    done = subprocess.run(
-        [sys.executable, "-m", "commonplace", "inspect", "--user", USER, "--url", built.url,
-         "--out", str(out)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    page = out.read_text(encoding="utf-8")
+    page = write_report(built.url, tmp_path / "report.html")
     parsed = parse(page)
     policies = [a.get("content") for _, a in parsed.tags if a.get("http-equiv")]
     assert policies == [content_security_policy(for_meta=True)]
@@ -162,3 +156,20 @@ def test_the_package_uses_only_the_core_s_public_api() -> None:
                     private.append(f"{path.name}:{node.lineno}: {module}")
     assert len(list(source.rglob("*.py"))) >= 5
     assert private == []
+
+
+def test_a_probe_query_runs_one_recall_however_often_the_page_is_read(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'probe.db'}"
+    with Memory(url, embedder=HashingEmbedder()) as memory:
+        memory.write("I keep bees on my roof.", scope=USER)
+
+    def recalls() -> int:
+        with Memory(url, embedder=HashingEmbedder()) as memory:
+            return len(memory.store.ledger.list(LedgerKind.RECALL.value, scope=Scope(user=USER)))
+
+    with serving(url, "--query", "what does alice keep on her roof?") as address:
+        first = _get(address).body
+        assert _get(address).body.count("signal by signal") == 1
+        assert recalls() == 1
+    assert "what does alice keep on her roof?" in parse(first).text
+    assert ">frequency</th>" in first

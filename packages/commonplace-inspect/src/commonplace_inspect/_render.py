@@ -53,6 +53,15 @@ def _ref(inspection: Inspection, record_id: str) -> str:
     return f'<a class="ref" href="#{anchor("rec-", record.id)}">{_text(_short(record.text))}</a>'
 
 
+def _why(text: str) -> str:
+    """A section's opening line: what it shows and why it matters (fixed text)."""
+    return f'<p class="why">{text}</p>'
+
+
+def _empty(text: str) -> str:
+    return f'<p class="empty">{text}</p>'
+
+
 def _short(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -107,12 +116,11 @@ def render_page(inspection: Inspection) -> str:
 
 def _card(inspection: Inspection) -> str:
     card = inspection.card
-    why = (
-        '<p class="why">The card the agent sees first in every recall, rewritten from '
-        "the notes as they change.</p>"
+    why = _why(
+        "The card the agent sees first in every recall, rewritten from the notes as they change."
     )
     if card is None:
-        text = '<p class="empty">No profile card yet: it is written once enough notes exist.</p>'
+        text = _empty("No profile card yet: it is written once enough notes exist.")
     else:
         text = (
             f'<div data-item><pre class="card">{_text(card.text)}</pre>'
@@ -147,10 +155,10 @@ _TIER_WHY = {
 
 
 def _notes(inspection: Inspection) -> str:
-    why = (
-        '<p class="why">Derived records (notes, summaries, procedures) with their tags and '
+    why = _why(
+        "Derived records (notes, summaries, procedures) with their tags and "
         "the counters their score is made of. Open “evidence” to read the turns a note "
-        "was written from.</p>"
+        "was written from."
     )
     active = [r for r in inspection.records if r.status is Status.ACTIVE]
     inactive = [r for r in inspection.records if r.status is not Status.ACTIVE]
@@ -162,12 +170,12 @@ def _notes(inspection: Inspection) -> str:
         )
         parts.extend(_note(inspection, r) for r in group)
         if not group:
-            parts.append('<p class="empty">none</p>')
+            parts.append(_empty("none"))
     if inactive:
         parts.append(f"<h3>no longer active ({len(inactive)}): superseded or removed</h3>")
         parts.extend(_note(inspection, r) for r in inactive)
     if not inspection.records:
-        parts.append('<p class="empty">No notes for this user.</p>')
+        parts.append(_empty("No notes for this user."))
     return "\n".join(parts)
 
 
@@ -209,7 +217,7 @@ def _evidence(inspection: Inspection, record: Record) -> str:
     turns = [inspection.episodes[e] for e in inspection.sources.get(record.id, ())]
     derived = [s for s in record.provenance if inspection.record(s) is not None]
     label = f"evidence ({len(turns)} turn{'s' if len(turns) != 1 else ''})"
-    inner = "".join(_quote(t) for t in turns) or '<p class="empty">its turns were forgotten</p>'
+    inner = "".join(_quote(t) for t in turns) or _empty("its turns were forgotten")
     if derived:
         inner += (
             "<div class='meta'>built from "
@@ -228,12 +236,12 @@ def _quote(turn: Episode) -> str:
 
 
 def _chains(inspection: Inspection) -> str:
-    why = (
-        '<p class="why">A new fact replaces an old one without erasing it: the old note '
-        "stays, valid until the new one was said.</p>"
+    why = _why(
+        "A new fact replaces an old one without erasing it: the old note "
+        "stays, valid until the new one was said."
     )
     if not inspection.chains:
-        return why + '<p class="empty">Nothing has been superseded.</p>'
+        return why + _empty("Nothing has been superseded.")
     rows = []
     for chain in inspection.chains:
         links = '<span class="arrow">→</span>'.join(
@@ -247,9 +255,9 @@ def _chains(inspection: Inspection) -> str:
 
 
 def _episodes(inspection: Inspection) -> str:
-    why = (
-        '<p class="why">The raw turns, kept as said. Notes are written from user turns '
-        "only; an assistant's turn is evidence of the conversation, never a note.</p>"
+    why = _why(
+        "The raw turns, kept as said. Notes are written from user turns "
+        "only; an assistant's turn is evidence of the conversation, never a note."
     )
     cited: dict[str, list[str]] = {}
     for record_id, turn_ids in inspection.sources.items():
@@ -257,7 +265,7 @@ def _episodes(inspection: Inspection) -> str:
             cited.setdefault(turn_id, []).append(record_id)
     turns = sorted(inspection.episodes.values(), key=lambda e: (e.at, e.id), reverse=True)
     if not turns:
-        return why + '<p class="empty">No turns stored for this user.</p>'
+        return why + _empty("No turns stored for this user.")
     rows = []
     for turn in turns:
         notes = cited.get(turn.id, [])
@@ -285,14 +293,14 @@ _HEADINGS = {"tier_factor": "tier ×", "modality_factor": "modality ×"}
 
 
 def _recalls(inspection: Inspection) -> str:
-    why = (
-        '<p class="why">What each recall retrieved and what its context showed. The '
+    why = _why(
+        "What each recall retrieved and what its context showed. The "
         "store logs the records of a recall, not its question or scores; "
-        "<code>--query</code> runs one recall to show each signal's part.</p>"
+        "<code>--query</code> runs one recall to show each signal's part."
     )
     parts = [why, _probe(inspection)]
     if not inspection.recalls:
-        parts.append('<p class="empty">No recall logged for this user.</p>')
+        parts.append(_empty("No recall logged for this user."))
         return "\n".join(parts)
     rows = []
     for log in inspection.recalls:
@@ -343,12 +351,12 @@ def _probe(inspection: Inspection) -> str:
 
 
 def _audit(inspection: Inspection) -> str:
-    why = (
-        '<p class="why">Everything the lifecycle did, newest first: tier moves, '
-        "summaries, conflicts resolved, and what was forgotten and why.</p>"
+    why = _why(
+        "Everything the lifecycle did, newest first: tier moves, "
+        "summaries, conflicts resolved, and what was forgotten and why."
     )
     if not inspection.audit:
-        return why + '<p class="empty">The lifecycle has not acted on this user yet.</p>'
+        return why + _empty("The lifecycle has not acted on this user yet.")
     rows = "".join(
         f"<tr data-item><td>{_when(e.at)}</td><td>{_text(e.action)}</td><td>{_text(e.rule)}</td>"
         f"<td>{_ref(inspection, e.record_id)}</td><td>{_text(e.detail)}</td></tr>"
@@ -363,12 +371,12 @@ def _audit(inspection: Inspection) -> str:
 
 
 def _conflicts(inspection: Inspection) -> str:
-    why = (
-        '<p class="why">Pairs the agent will not merge until someone decides: two people '
-        "with one name, say. Open ones are flagged in every recall that shows them.</p>"
+    why = _why(
+        "Pairs the agent will not merge until someone decides: two people "
+        "with one name, say. Open ones are flagged in every recall that shows them."
     )
     if not inspection.conflicts:
-        return why + '<p class="empty">No disagreement flagged.</p>'
+        return why + _empty("No disagreement flagged.")
     rows = []
     for c in inspection.conflicts:
         state = (
