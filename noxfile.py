@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import nox
@@ -23,11 +24,12 @@ LLAMAINDEX = "integrations/commonplace-llamaindex"
 BENCH = "packages/commonplace-bench"
 WEAVIATE = "integrations/commonplace-weaviate"
 MCP = "integrations/commonplace-mcp"
+INSPECT = "packages/commonplace-inspect"
 # Every distribution of the repository, installed together in one pip call so the local
 # core satisfies the integrations' dependency on it.
 PACKAGES = [
     *("-e", CORE, "-e", LANGGRAPH, "-e", LLAMAINDEX, "-e", BENCH),
-    *("-e", WEAVIATE, "-e", MCP),
+    *("-e", WEAVIATE, "-e", MCP, "-e", INSPECT),
 ]
 TEST_DEPS = [
     "pytest>=8",
@@ -35,6 +37,8 @@ TEST_DEPS = [
     "hypothesis>=6.100",
     "langgraph-checkpoint-conformance==0.0.2",
     "langgraph-checkpoint-sqlite>=3.1,<4",
+    # drives the system's Chromium in tests/inspect (never `playwright install`: it downloads)
+    "playwright>=1.45",
 ]
 # The documentation site's tools, pinned: what `mkdocs build --strict` warns about (and so
 # fails on) changes with their releases. The API reference is read from the sources
@@ -57,6 +61,7 @@ TYPED_SOURCES = [
     f"{BENCH}/src",
     f"{WEAVIATE}/src",
     f"{MCP}/src",
+    f"{INSPECT}/src",
 ]
 
 
@@ -85,6 +90,7 @@ def tests(session: nox.Session) -> None:
     stopped afterwards. Point COMMONPLACE_WEAVIATE_URL at your own server to use it instead.
     The docs tools come too: tests/test_docs.py builds the site."""
     session.install(*PACKAGES, *TEST_DEPS, *DOCS_DEPS)
+    _system_chromium(session)
     if os.environ.get("COMMONPLACE_WEAVIATE_URL"):
         session.run("pytest", *(session.posargs or ["tests"]), env=_test_env())
         return
@@ -100,6 +106,21 @@ def tests(session: nox.Session) -> None:
         )
     finally:
         session.run("commonplace-weaviate", "server", "stop", "--pidfile", str(pidfile))
+
+
+def _system_chromium(session: nox.Session) -> None:
+    """Debian's Chromium for the inspector's browser tests, from apt when it is missing
+    (Playwright's own browser download is never used)."""
+    if shutil.which("chromium") is None:
+        session.run("apt-get", "update", external=True)
+        session.run(
+            "apt-get",
+            "install",
+            "-y",
+            "chromium",
+            external=True,
+            env={"DEBIAN_FRONTEND": "noninteractive"},
+        )
 
 
 @nox.session

@@ -64,6 +64,7 @@ PUBLIC = [
     "commonplace.stores",
     "commonplace.validation",
     "commonplace.write",
+    "commonplace_inspect",
     "commonplace_langgraph",
     "commonplace_llamaindex",
     "commonplace_mcp",

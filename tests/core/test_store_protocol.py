@@ -81,8 +81,10 @@ def _private_imports(folder: Path) -> list[str]:
 
 def test_no_package_outside_the_core_imports_its_private_modules() -> None:
     folders = [p / "src" for p in (ROOT / "integrations").iterdir() if (p / "src").is_dir()]
-    folders.append(ROOT / "packages" / "commonplace-bench" / "src")
-    assert len(folders) == 5
+    folders += [
+        ROOT / "packages" / name / "src" for name in ("commonplace-bench", "commonplace-inspect")
+    ]
+    assert len(folders) == 6
     assert [hit for folder in folders for hit in _private_imports(folder)] == []
 
 

@@ -1,0 +1,24 @@
+"""commonplace-inspect: a local web page of what the agent remembers about one user, why,
+and where it came from (``commonplace inspect --user alice``).
+
+:func:`collect` reads an :class:`Inspection` from a Memory through the core's public API;
+:func:`render_page` turns it into one self-contained HTML document, every piece of memory
+text escaped, under a strict Content-Security-Policy; :class:`InspectorServer` serves it
+on loopback.
+"""
+
+from ._assets import content_security_policy
+from ._collect import Inspection, collect, supersession_chains
+from ._render import anchor, render_page
+from ._server import InspectorServer, is_loopback
+
+__all__ = [
+    "InspectorServer",
+    "Inspection",
+    "anchor",
+    "collect",
+    "content_security_policy",
+    "is_loopback",
+    "render_page",
+    "supersession_chains",
+]
