@@ -29,3 +29,25 @@ def test_a_readme_example_runs_verbatim(
     monkeypatch.delenv("COMMONPLACE_EMBEDDER", raising=False)  # what a new user gets
     # the example fails this test by raising (the IndexError it once raised, say)
     exec(compile(code, f"README.md ({len(code.splitlines())} lines)", "exec"), {})
+
+
+COMMANDS = [
+    line.split("#")[0].strip()
+    for block in re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    for line in block.splitlines()
+    if line.startswith("commonplace ")
+]
+
+
+def test_the_readme_shows_the_mcp_server_and_the_inspector() -> None:
+    assert {c.split()[1] for c in COMMANDS} >= {"mcp", "inspect"}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_readme_command_is_one_the_command_line_takes(command: str) -> None:
+    import shlex
+
+    from commonplace._cli import _parser
+
+    args = _parser().parse_args(shlex.split(command)[1:])  # exits on an unknown option
+    assert callable(args.run)

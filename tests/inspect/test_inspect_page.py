@@ -109,6 +109,12 @@ def test_recalls_list_what_was_retrieved_and_answered(
     row = next(r for r in section.split("<tr") if built.recall_id in r)
     assert log.feedback_at.strftime("%Y-%m-%d %H:%M") in row
     assert all(f'href="#{anchor("rec-", i)}"' in row for i in log.item_ids)
+    # the question and each retrieved record's signals, as the recall scored them
+    assert log.query and f'<td class="recall-query">{log.query}</td>' in row
+    assert set(log.scores) == set(log.item_ids)
+    for rid in log.item_ids:
+        scores = log.scores[rid]
+        assert f"{scores['total']:.3f}" in row and f"semantic {scores['semantic']:.2f}" in row
     probe = inspection.probe
     assert probe is not None
     assert "not yet" in next(r for r in section.split("<tr") if probe.id in r)  # unanswered

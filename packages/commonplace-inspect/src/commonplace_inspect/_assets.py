@@ -54,6 +54,7 @@ th, td { text-align: left; vertical-align: top; padding: 4px 8px;
 th { color: var(--muted); font-weight: 600; }
 .wide { overflow-x: auto; }
 table.signals th.num { white-space: nowrap; }
+span.signals { color: var(--muted); font-size: 12px; font-variant-numeric: tabular-nums; }
 th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .chain { display: flex; flex-wrap: wrap; gap: 6px; align-items: stretch; }
 .chain .link { border: 1px solid var(--line); border-radius: 6px; padding: 4px 8px;

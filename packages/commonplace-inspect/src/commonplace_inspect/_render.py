@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from commonplace import Episode, Record, Status, Tier
+from commonplace.stores import RecallLog
 
 from ._assets import SCRIPT, STYLE, content_security_policy
 from ._collect import Inspection
@@ -294,9 +295,9 @@ _HEADINGS = {"tier_factor": "tier ×", "modality_factor": "modality ×"}
 
 def _recalls(inspection: Inspection) -> str:
     why = _why(
-        "What each recall retrieved and what its context showed. The "
-        "store logs the records of a recall, not its question or scores; "
-        "<code>--query</code> runs one recall to show each signal's part."
+        "What each recall was asked, what it retrieved and why (each signal's part in the "
+        "score), and how much its context showed; <code>--query</code> runs one recall "
+        "now to show every record it considered."
     )
     parts = [why, _probe(inspection)]
     if not inspection.recalls:
@@ -305,18 +306,35 @@ def _recalls(inspection: Inspection) -> str:
     rows = []
     for log in inspection.recalls:
         answered = "not yet" if log.feedback_at is None else _when(log.feedback_at)
-        retrieved = "<br>".join(_ref(inspection, r) for r in log.item_ids) or "nothing"
+        retrieved = "<br>".join(_scored_ref(inspection, log, r) for r in log.item_ids)
         shown = len(log.shown_ids or log.item_ids)
+        asked = _text(log.query) if log.query else "<em>not logged</em>"
         rows.append(
             f"<tr data-item><td>{_when(log.at)}<br><code>{_text(log.id)}</code></td>"
-            f'<td>{retrieved}</td><td class="num">{shown}</td><td>{answered}</td></tr>'
+            f'<td class="recall-query">{asked}</td><td>{retrieved or "nothing"}</td>'
+            f'<td class="num">{shown}</td><td>{answered}</td></tr>'
         )
     parts.append(
-        "<table><tr><th>when</th><th>retrieved</th><th>shown</th><th>answered</th></tr>"
-        + "".join(rows)
-        + "</table>"
+        "<table><tr><th>when</th><th>asked</th><th>retrieved, with each signal</th>"
+        "<th>shown</th><th>answered</th></tr>" + "".join(rows) + "</table>"
     )
     return "\n".join(parts)
+
+
+def _scored_ref(inspection: Inspection, log: RecallLog, record_id: str) -> str:
+    scores = log.scores.get(record_id)
+    if not scores:
+        return _ref(inspection, record_id)
+    signals = " ".join(
+        f"{_text(name)} {float(scores.get(name, 0.0)):.2f}"
+        for name in (*_SIGNALS, "gate")
+        if name in scores
+    )
+    total = float(scores.get("total", 0.0))
+    return (
+        f'{_ref(inspection, record_id)} <span class="score">{total:.3f}</span>'
+        f'<br><span class="signals">{signals}</span>'
+    )
 
 
 def _probe(inspection: Inspection) -> str:

@@ -193,7 +193,17 @@ class RecallCompiler:
         if accessed and config.touch_on_recall and as_of is None:
             self._backend.touch(accessed, at=now)
         shown_ids = tuple(dict.fromkeys(included))
-        self._backend.log_recall(RecallLog(recall_id, scope, now, retrieved, shown_ids=shown_ids))
+        self._backend.log_recall(
+            RecallLog(
+                recall_id,
+                scope,
+                now,
+                retrieved,
+                shown_ids=shown_ids,
+                query=query,
+                scores={i.record.id: i.score.breakdown() for i in put_forward},
+            )
+        )
         return Recall(
             id=recall_id,
             query=query,

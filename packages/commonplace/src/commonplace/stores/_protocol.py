@@ -143,7 +143,10 @@ class RecallLog:
     ``item_ids`` are the records the search retrieved as relevant (the ones
     feedback counts as used or ignored); ``shown_ids`` every record the
     compiled context showed (recent notes and hot records too), any of which
-    an answer may have used.
+    an answer may have used. ``query`` is the question, and ``scores`` the
+    per-signal breakdown (:meth:`Score.breakdown`) of each retrieved record,
+    so a person can see later why a recall put a note forward (both empty in
+    logs written before they were kept).
     """
 
     id: str
@@ -152,6 +155,8 @@ class RecallLog:
     item_ids: tuple[str, ...]
     feedback_at: datetime | None = None
     shown_ids: tuple[str, ...] = ()
+    query: str = ""
+    scores: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
 PROFILE_CARD = "profile"

@@ -413,7 +413,12 @@ class Store:
     # -- recall logs ------------------------------------------------------------------------
 
     def log_recall(self, log: RecallLog) -> None:
-        data = {"retrieved": list(log.item_ids), "shown": list(log.shown_ids)}
+        data = {
+            "retrieved": list(log.item_ids),
+            "shown": list(log.shown_ids),
+            "query": log.query,
+            "scores": {rid: dict(b) for rid, b in log.scores.items()},
+        }
         self.ledger.put([LedgerEntry(RECALL, log.id, log.scope, log.at, data)])
         if log.feedback_at is not None:
             self.ledger.put(
@@ -433,6 +438,8 @@ class Store:
             tuple(d["retrieved"]),
             None if answered is None else answered.at,
             tuple(d["shown"]),
+            str(entry.data.get("query", "")),  # logs from before 0.1 keep neither
+            dict(entry.data.get("scores", {})),
         )
 
     def mark_recall_feedback(self, recall_id: str, *, at: datetime) -> bool:
