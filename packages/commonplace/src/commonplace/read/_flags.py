@@ -39,29 +39,31 @@ class _Reading:
 
     record: Record
     negated: bool
-    content: frozenset[str]
-    terms: frozenset[str]
     switched_from: frozenset[str] | None
     switched_text: str
+    # the word sets cost most of a reading: made only when a negation or a switch among
+    # the records could use them (most recalls have neither)
+    content: frozenset[str] = frozenset()
+    terms: frozenset[str] = frozenset()
 
 
-def _read(record: Record) -> _Reading:
-    return _Reading(record, *_text_reading(record.text))
+def _read(record: Record, *, words: bool) -> _Reading:
+    negated_, left, old = _cheap_reading(record.text)
+    if not words:
+        return _Reading(record, negated_, left, old)
+    return _Reading(record, negated_, left, old, *_word_reading(record.text))
 
 
 @functools.lru_cache(maxsize=65_536)  # record texts come back in recall after recall
-def _text_reading(
-    text: str,
-) -> tuple[bool, frozenset[str], frozenset[str], frozenset[str] | None, str]:
+def _cheap_reading(text: str) -> tuple[bool, frozenset[str] | None, str]:
     switched = _SWITCHED.search(text)
     left = None if switched is None else (content_terms(switched.group("old")) - {"user"}) or None
-    return (
-        negated(text),
-        _content(text),
-        content_terms(text),
-        left,
-        "" if switched is None else switched.group("old").strip(),
-    )
+    return negated(text), left, "" if switched is None else switched.group("old").strip()
+
+
+@functools.lru_cache(maxsize=65_536)
+def _word_reading(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    return _content(text), content_terms(text)
 
 
 def find_disagreements(records: Sequence[Record]) -> list[Disagreement]:
@@ -71,7 +73,11 @@ def find_disagreements(records: Sequence[Record]) -> list[Disagreement]:
     and without a negation, or a switch away from what another record states. So the
     cost grows with the records, not with their pairs.
     """
-    factual = [_read(r) for r in records if r.tags.modality is Modality.STATEMENT]
+    statements = [r for r in records if r.tags.modality is Modality.STATEMENT]
+    cheap = [_cheap_reading(r.text) for r in statements]
+    # content pairs need a negated record and switches a switched one: else keys alone
+    words = any(neg or left is not None for neg, left, _ in cheap)
+    factual = [_read(r, words=words) for r in statements]
     groups: dict[object, list[int]] = defaultdict(list)
     for n, reading in enumerate(factual):
         if reading.record.tags.key is not None:

@@ -82,6 +82,15 @@ class Ann:
             return None
         return np.asarray(self.index.get(seq), np.float32)
 
+    def vectors(self, seqs: list[int]) -> tuple[list[int], Vectors]:
+        """The seqs among ``seqs`` the graph holds, and their vectors, in one lookup."""
+        keys = np.asarray(seqs, np.uint64)
+        held = keys[np.asarray(self.index.contains(keys), bool).reshape(len(keys))]
+        if len(held) == 0:
+            return [], np.empty((0, self.dim), np.float32)
+        found = np.asarray(self.index.get(held), np.float32).reshape(len(held), self.dim)
+        return [int(k) for k in held], found
+
     def search(self, queries: Vectors, count: int) -> tuple[npt.NDArray[np.int64], Vectors]:
         """The ``count`` nearest seqs and similarities per query row (rows of -1 / -inf
         pad a query that found fewer)."""

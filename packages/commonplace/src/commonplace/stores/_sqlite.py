@@ -317,11 +317,11 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
             # a word in more records than the bound is left out of the any-word search;
             # a store that small holds no such word, so nothing needs counting
             bounded = len(index) > _COMMON_TERM_ROWS
-            keyword = self._keyword_hits(db, scope, text, limit, bounded) if text else set()
-            for seq in keyword - hits.keys():  # keyword-only hits need their cosine
-                similarity = index.similarity(seq, vector)
-                if similarity is not None:
-                    hits[seq] = similarity
+            # a scope that sees most of the store is filtered by its rows, not its tokens
+            narrow = index.share(scope) < 0.5
+            keyword = self._keyword_hits(db, scope, text, limit, bounded, narrow) if text else set()
+            # keyword-only hits need their cosine
+            hits.update(index.similarities(list(keyword - hits.keys()), vector))
             missing = [seq for seq in hits if seq not in by_seq]
             by_seq.update(self._active_rows(db, missing, scope, kinds))
         ordered = sorted((s for s in hits if s in by_seq), key=lambda s: -hits[s])
@@ -346,7 +346,13 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         return out
 
     def _keyword_hits(
-        self, db: sqlite3.Connection, scope: Scope, text: str, limit: int, bounded: bool
+        self,
+        db: sqlite3.Connection,
+        scope: Scope,
+        text: str,
+        limit: int,
+        bounded: bool,
+        narrow: bool = True,
     ) -> set[int]:
         """BM25 finds the candidates (the core scores how well each matches).
 
@@ -364,13 +370,15 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
             ).fetchone()
             return bool(found <= _COMMON_TERM_ROWS)
 
-        for match in fts_queries(text, scope, rare=rare if bounded else None):
+        # without the scope's tokens up to half the ranked rows may be another scope's
+        fetch = _KEYWORD_OVERFETCH * limit * (1 if narrow else 2)
+        for match in fts_queries(text, scope, rare=rare if bounded else None, within_scope=narrow):
             rows = db.execute(
                 "SELECT r.seq FROM (SELECT rowid, rank FROM records_fts "
                 "WHERE records_fts MATCH ? ORDER BY rank LIMIT ?) AS f "
                 "JOIN records r ON r.seq = f.rowid "
                 f"WHERE r.status = 'active' AND {where} ORDER BY f.rank",
-                (match, _KEYWORD_OVERFETCH * limit, *params),
+                (match, fetch, *params),
             ).fetchall()
             hits.update(seq for (seq,) in rows[: limit - len(hits)])
             if len(hits) >= _KEYWORD_ENOUGH:

@@ -161,6 +161,7 @@ def _episode_from_row(row: Any) -> Episode:
     )
 
 
+@functools.lru_cache(maxsize=4096)  # Scope is immutable and checks its values when made
 def scope_from_parts(user: str, agent: str, thread: str) -> Scope:
     return Scope(user=user or None, agent=agent or None, thread=thread or None)
 
@@ -189,26 +190,34 @@ def scope_tokens(scope: Scope) -> list[str]:
     ]
 
 
-def fts_queries(text: str, scope: Scope, *, rare: Callable[[str], bool] | None = None) -> list[str]:
+def fts_queries(
+    text: str,
+    scope: Scope,
+    *,
+    rare: Callable[[str], bool] | None = None,
+    within_scope: bool = True,
+) -> list[str]:
     """FTS5 MATCH expressions over the content words of ``text``, each a quoted literal:
     all the words first (an intersection, cheap and precise), then any of them.
 
     Stop words are left out: "what did I do" would match nearly every record and make
     BM25 rank the whole table. ``rare`` (given a quoted word) keeps a word in the
     any-word query; the caller leaves out words so common in the store that ranking
-    their matches would cost more than they tell.
+    their matches would cost more than they tell. ``within_scope=False`` leaves the
+    scope's own tokens out: for a scope that holds most of the store they match nearly
+    every row, and intersecting with them costs more than the caller's row filter.
     """
     words = list(dict.fromkeys(w for w in TOKEN.findall(text.lower()) if w not in STOPWORDS))[:32]
     quoted = ['"' + w.replace('"', '""') + '"' for w in words]
     if not quoted:
         return []
-    within = " AND ".join(scope_tokens(scope))
+    within = " AND ".join(scope_tokens(scope)) if within_scope else ""
     queries = [" AND ".join(quoted)]
     if len(quoted) > 1:
         some = [q for q in quoted if rare is None or rare(q)]
         if some:
             queries.append(f"({' OR '.join(some)})")
-    return [f"{q} AND {within}" for q in queries]
+    return [f"{q} AND {within}" if within else q for q in queries]
 
 
 def maybe_epoch(when: datetime | None) -> float | None:

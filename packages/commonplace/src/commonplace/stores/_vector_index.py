@@ -80,6 +80,18 @@ class VectorIndex:
         in_graphs = sum(len(b.ann) for b in self._blocks.values() if b.ann is not None)
         return self._tail_held - len(self._removed) + in_graphs
 
+    def share(self, scope: Scope) -> float:
+        """The part of the held vectors that ``scope`` sees (1.0 for an empty index)."""
+        total = len(self)
+        if total == 0:
+            return 1.0
+        seen = sum(
+            b.size + (len(b.ann) if b.ann is not None else 0)
+            for parts, b in self._blocks.items()
+            if _visible(scope, parts)
+        )
+        return seen / total
+
     def graphs(self) -> Iterator[tuple[ScopeParts, Ann]]:
         """The blocks searched through a graph, with their graphs."""
         for parts, block in self._blocks.items():
@@ -152,6 +164,24 @@ class VectorIndex:
             if vector is not None:
                 return float(vector @ query)
         return None
+
+    def similarities(self, seqs: list[int], query: Vectors) -> dict[int, float]:
+        """The cosine similarity of each held vector among ``seqs`` (one lookup per graph)."""
+        out: dict[int, float] = {}
+        rest: list[int] = []
+        for seq in seqs:
+            found = self._where.get(seq)
+            if found is None:
+                rest.append(seq)
+            elif seq not in self._removed:
+                out[seq] = float(found[0].matrix[found[1]] @ query)
+        for block in self._blocks.values():
+            if block.ann is None or not rest:
+                continue
+            held, vectors = block.ann.vectors(rest)
+            out.update(zip(held, (vectors @ query).tolist()))
+            rest = [seq for seq in rest if seq not in out]
+        return out
 
     def nearest(self, scope: Scope, queries: Vectors) -> list[tuple[int, float] | None]:
         """The best (seq, similarity) for each query row: one product per small block,
