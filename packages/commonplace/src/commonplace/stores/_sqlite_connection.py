@@ -14,6 +14,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,8 @@ from ._vector_index import ANN_ROWS, VectorIndex
 
 # How long opening a store waits for another process to finish switching it to WAL.
 _WAL_PATIENCE_SECONDS = 30.0
+# decoded records kept for rows read again (a bound, whatever the store's size)
+_DECODED_ROWS = 8192
 
 
 class SQLiteConnection:
@@ -56,6 +59,7 @@ class SQLiteConnection:
         # new pin or a finished re-embed makes it stale
         self._index: VectorIndex | None = None
         self._ann_rows = ann_rows
+        self._decoded: OrderedDict[int, tuple[tuple[Any, ...], Record]] = OrderedDict()
         self._ann_files = None if self._path == ":memory:" else AnnFiles(self._path)
         self._closed = False
         try:
@@ -219,6 +223,29 @@ class SQLiteConnection:
     # Here, not in the record store, because re-embedding reads records too.
 
     def _records(self, db: sqlite3.Connection, rows: Sequence[Any]) -> list[Record]:
+        # A row read again that is equal, column for column, to the one a Record was made
+        # from gives that Record back: nothing to invalidate (a changed counter or tier is
+        # a different row), and a row's seq names its provenance for good (a replaced
+        # record gets a new seq). Decoding was most of a recall's cost in a large store.
+        cache = self._decoded
+        made: dict[int, Record] = {}
+        fresh = []
+        for row in rows:
+            held = cache.get(row[0])
+            if held is not None and held[0] == row:
+                cache.move_to_end(row[0])
+                made[row[0]] = held[1]
+            else:
+                fresh.append(row)
+        if fresh:
+            for row, record in zip(fresh, self._decode(db, fresh)):
+                made[row[0]] = record
+                cache[row[0]] = (tuple(row), record)
+            while len(cache) > _DECODED_ROWS:
+                cache.popitem(last=False)
+        return [made[row[0]] for row in rows]
+
+    def _decode(self, db: sqlite3.Connection, rows: Sequence[Any]) -> list[Record]:
         ids = [row[1] for row in rows]
         sources: dict[str, list[str]] = {}
         for chunk in chunks(ids):
