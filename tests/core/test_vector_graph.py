@@ -108,6 +108,13 @@ def _all_notes() -> RecordQuery:
     return RecordQuery(scope=None, kinds=(Kind.NOTE,))
 
 
+def _with_a_saved_graph(path: Path) -> None:
+    """A store of 100 notes for ana whose graph was built (by a recall) and saved."""
+    with Memory(_url(path)) as memory:
+        _notes(memory, "ana", 100)
+        memory.recall("chess", scope="ana")
+
+
 def _graph_state(memory: Memory) -> list[tuple[tuple[str, str, str], int, bool]]:
     index = memory.backend._index  # type: ignore[attr-defined]
     return [(parts, len(ann), ann.dirty) for parts, ann in index.graphs()]
@@ -133,9 +140,7 @@ def test_rows_deleted_after_the_save_never_come_back_through_the_graph(
     tmp_path: Path, graphs: None
 ) -> None:
     path = tmp_path / "m.db"
-    with Memory(_url(path)) as memory:
-        _notes(memory, "ana", 100)
-        memory.recall("chess", scope="ana")
+    _with_a_saved_graph(path)
     # another process deletes notes while no one holds the graph
     other = SQLiteBackend(path, ann_rows=None)
     doomed = [
@@ -261,9 +266,7 @@ def test_a_graph_whose_vectors_differ_from_the_rows_is_rebuilt(
     tmp_path: Path, graphs: None
 ) -> None:
     path = tmp_path / "m.db"
-    with Memory(_url(path)) as memory:
-        _notes(memory, "ana", 100)
-        memory.recall("chess", scope="ana")
+    _with_a_saved_graph(path)
     old = {p.name for p in (tmp_path / "m.db.vectors").glob("*.usearch")}
     # the rows' vectors changed in place under the same seqs, every count unchanged
     db = sqlite3.connect(path)

@@ -44,7 +44,7 @@ from .scale import CachedQueries, synthetic_turns
 from .workloads.scaling import SCOPE, START, _build_store_only, _queries, rss_bytes
 
 # the store's own graph parameters (commonplace.stores keeps them private)
-_CONNECTIVITY, _EXPANSION_ADD, _EXPANSION_SEARCH = 16, 64, 128
+_CONNECTIVITY, _EXPANSION_ADD, _EXPANSION_SEARCH = 16, 64, 256
 SYSTEMS = ("commonplace", "numpy exact", "bare HNSW")
 
 
