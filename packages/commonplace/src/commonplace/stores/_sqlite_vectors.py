@@ -27,7 +27,6 @@ class SQLiteVectors(SQLiteReembed):
 
     def _catch_up(self, db: sqlite3.Connection) -> VectorIndex | None:
         """Load the vectors written since the last search (by any process)."""
-        built: list[ScopeParts] = []
         if self._index is None:
             pin = self.read_pin()
             if pin is None:

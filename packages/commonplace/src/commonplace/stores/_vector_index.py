@@ -151,20 +151,6 @@ class VectorIndex:
             for ann in graphs:
                 ann.remove(outside, erase=erase)
 
-    def similarity(self, seq: int, query: Vectors) -> float | None:
-        """The cosine similarity of one stored vector, or None if it is not held."""
-        found = self._where.get(seq)
-        if found is not None:
-            if seq in self._removed:
-                return None
-            block, row = found
-            return float(block.matrix[row] @ query)
-        for block in self._blocks.values():
-            vector = None if block.ann is None else block.ann.vector(seq)
-            if vector is not None:
-                return float(vector @ query)
-        return None
-
     def similarities(self, seqs: list[int], query: Vectors) -> dict[int, float]:
         """The cosine similarity of each held vector among ``seqs`` (one lookup per graph)."""
         out: dict[int, float] = {}
