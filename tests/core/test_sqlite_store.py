@@ -206,22 +206,25 @@ def test_a_version_1_store_is_migrated_and_its_records_stay_findable(tmp_path: P
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
-@pytest.mark.parametrize("common", [50, 10_000])
-def test_a_word_in_thousands_of_records_is_left_out_of_the_any_word_search(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, common: int
+@pytest.mark.parametrize("bound", [50, 60, 10_000])
+def test_the_any_word_search_keeps_the_rarest_words_while_their_matches_fit_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: int
 ) -> None:
     """Ranking every record that holds a common word cost most of a recall at 100k notes:
-    the any-word search leaves such a word out, the all-words search still uses it. (The
-    bound is lowered to 50 here, and raised past the store's size to show the difference.)"""
+    the any-word search keeps the rarest words while the records they match add up to the
+    bound, and the all-words search still uses every word. (The bound is lowered here, and
+    raised past the store's size to show the difference.)"""
     from commonplace import Scope
     from commonplace.stores import EmbedderPin, SQLiteBackend, TurnWrite, _sqlite
     from commonplace.testing import episode, note
 
-    monkeypatch.setattr(_sqlite, "_COMMON_TERM_ROWS", common)
+    monkeypatch.setattr(_sqlite, "_ANY_WORD_ROWS", bound)
 
     scope = Scope(user="ana")
+    # lisbon: 52 records, tram: 51, zanzibar: 2, ferry: 8
     texts = [f"tram ride {i} in lisbon" for i in range(51)]
     texts += ["a zanzibar spice market", "lisbon and zanzibar both"]
+    texts += [f"ferry crossing number {i}" for i in range(8)]
     turns = [episode(scope, text) for text in texts]
     writes = [TurnWrite(turn, note(turn, turn.text)) for turn in turns]
     with SQLiteBackend(tmp_path / "m.db") as backend:
@@ -231,14 +234,43 @@ def test_a_word_in_thousands_of_records_is_left_out_of_the_any_word_search(
         backend.write_turns(writes, vectors)
         query = np.zeros(32, np.float32)
         query[1] = 1.0  # orthogonal to every note: only keyword hits carry information
-        hits = backend.search(scope, query, text="lisbon zanzibar", limit=5)
+        hits = backend.search(scope, query, text="lisbon zanzibar ferry", limit=20)
         by_keyword = {h.record.text for h in hits if h.keyword}
-        # both words: found by the all-words search; only the rare word: by the any-word one
         zanzibar = {"lisbon and zanzibar both", "a zanzibar spice market"}
-        if common == 50:
-            assert by_keyword == zanzibar
-        else:  # lisbon is not common in a store of 53 records: it joins the any-word search
-            assert by_keyword > zanzibar
+        ferries = {t for t in texts if t.startswith("ferry")}
+        if bound in (50, 60):
+            # zanzibar and ferry (2 + 8 matches) fit; lisbon (52 more) does not
+            assert by_keyword == zanzibar | ferries
+        else:  # nothing is common in a store of 61 records: lisbon joins the search too
+            assert by_keyword > zanzibar | ferries
         # a query of common words alone still finds records holding all of them
         hits = backend.search(scope, query, text="lisbon tram", limit=3)
         assert sum(h.keyword for h in hits) == 3
+
+
+def test_the_any_word_search_drops_a_rare_word_whose_matches_pass_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bound is on the matches of the kept words together: two words that each fit
+    but not both keep the rarer one only."""
+    from commonplace import Scope
+    from commonplace.stores import EmbedderPin, SQLiteBackend, TurnWrite, _sqlite
+    from commonplace.testing import episode, note
+
+    monkeypatch.setattr(_sqlite, "_ANY_WORD_ROWS", 10)
+    scope = Scope(user="ana")
+    texts = [f"ferry crossing number {i}" for i in range(8)]
+    texts += [f"a zanzibar market stall {i}" for i in range(4)]
+    texts += [f"filler note {i}" for i in range(10)]
+    turns = [episode(scope, text) for text in texts]
+    with SQLiteBackend(tmp_path / "m.db") as backend:
+        backend.write_pin(EmbedderPin("test-embedder", 32))
+        vectors = np.zeros((len(texts), 32), np.float32)
+        vectors[:, 0] = 1.0
+        backend.write_turns([TurnWrite(t, note(t, t.text)) for t in turns], vectors)
+        query = np.zeros(32, np.float32)
+        query[1] = 1.0
+        hits = backend.search(scope, query, text="zanzibar ferry", limit=20)
+        by_keyword = {h.record.text for h in hits if h.keyword}
+        # zanzibar (4) fits the bound of 10, zanzibar and ferry (4 + 8) do not
+        assert by_keyword == {t for t in texts if "zanzibar" in t}

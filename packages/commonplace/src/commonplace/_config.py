@@ -122,7 +122,9 @@ class Config:
 
     Recall: ``half_life_days`` and ``frequency_cap`` shape the recency and
     frequency signals; ``pool_min`` and ``pool_factor`` size the candidate
-    pool as ``max(top_k * pool_factor, pool_min)``. ``relevance_floor`` is the
+    pool as ``max(top_k * pool_factor, pool_min)`` when a recall gives ``top_k``;
+    without it the pool is what the token budget can show (a note's line is about 30
+    tokens), and at least ``pool_min``. ``relevance_floor`` is the
     relevance under which a candidate gets no help from recency, frequency or
     importance. Within ``relevance_plateau`` of the best candidate's relevance
     that help is whole (two notes about the same thing differ by a few points of

@@ -32,21 +32,23 @@ from .._records import (
 from .._scope import Scope
 from .._scope import owner_scope as card_scope
 from .._text import WORD, keyword_coverage
-from .._tokens import count_tokens
 from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
 from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Candidate, RecallLog, RecordQuery, Store
-from ._context import Line, Section, compile_context, neutralise, record_line
+from ._context import Line, Section, compile_context, line_cost, neutralise, record_line
 from ._excerpts import EXCERPT_NOTES, MAX_TURNS_PER_NOTE, excerpts_for
 from ._flags import find_disagreements
 from ._recall import Disagreement, Recall, RecallItem
-from ._signals import Score, ScoreSignal, score_candidates
+from ._signals import PoolScores, Score, ScoreSignal, score_candidates, score_pool
 
 _MAX_CHAIN = 8
 _LINK_SEEDS = 10
 _DEFAULT_K = 10
-# what a short note costs in the context, to size the candidate pool from the budget
-_TOKENS_PER_NOTE = 12
+# what a note's line costs in the context, about (LoCoMo's notes and the synthetic ones
+# of the scale benchmark: 25 to 35 tokens), to size the candidate pool from the budget
+_TOKENS_PER_NOTE = 30
+# relevant items kept past the budget: lines shorter than the one that did not fit
+_LOOKAHEAD = 8
 
 
 class RecallCompiler:
@@ -87,28 +89,21 @@ class RecallCompiler:
             )
             if valid(r) and not _asks_itself(r, query, asked)
         ]
-        recent = [
-            r
-            for r in self._backend.recent_records(
-                scope, kinds=(Kind.NOTE,), limit=config.recent_notes + 10
-            )
-            if valid(r) and not _asks_itself(r, query, asked)
-        ]
+        newest = self._backend.recent_records(
+            scope,
+            kinds=(Kind.NOTE,),
+            limit=max(config.recent_notes + 10, config.search_min_notes),
+        )
+        recent = [r for r in newest if valid(r) and not _asks_itself(r, query, asked)]
         recent = recent[: config.recent_notes]
         # "enough notes to be worth searching", asked cheaply: a LIMIT, not a COUNT
-        searched = (
-            config.search_min_notes == 0
-            or len(
-                self._backend.recent_records(
-                    scope, kinds=(Kind.NOTE,), limit=config.search_min_notes
-                )
-            )
-            >= config.search_min_notes
-        )
+        searched = len(newest) >= config.search_min_notes
         vector = embed_checked(self._embedder, [query])[0]
-        found: list[RecallItem] = []
+        hot_ids = {r.id for r in hot}
+        relevant: list[RecallItem] = []
+        best: float | None = None
         if searched:
-            found = self._search(
+            ranked = self._search(
                 query,
                 vector,
                 scope=scope,
@@ -118,13 +113,17 @@ class RecallCompiler:
                 as_of=as_of,
                 asked=asked,
             )
-        relevant = [i for i in found if i.score.semantic >= config.relevance_floor]
-        if top_k is not None:
-            relevant = relevant[:top_k]
-        relevant = _with_successors(relevant, found)
+            best = ranked.best
+            # a hot record is shown as hot: only the others compete for the budget
+            chosen = [
+                n
+                for n in ranked.relevant(top_k=top_k, floor=config.relevance_floor)
+                if ranked.record(n).id not in hot_ids
+            ]
+            fitting = _within_budget([ranked.record(n) for n in chosen], budget)
+            relevant = [ranked.item(n) for n in chosen[:fitting]]
         # what is shown without being searched for is scored against the query all the same
         have = {i.record.id for i in relevant}
-        best = max((i.score.semantic for i in found), default=None)
         unsearched = {
             i.record.id: i
             for i in self._score(
@@ -138,8 +137,6 @@ class RecallCompiler:
         relevant = [_flag_note(i, flags) if i.record.id in flagged else i for i in relevant]
         profile = self._backend.get_card(card_scope(scope), PROFILE_CARD)
         rolling = self._backend.get_card(scope, ROLLING_SUMMARY) if scope.thread else None
-        hot_ids = {r.id for r in hot}
-        relevant = [i for i in relevant if i.record.id not in hot_ids]
         relevant = self._with_excerpts(query, relevant, scope)
         shown = {i.record.id for i in relevant} | hot_ids
         fresh = [r for r in recent if r.id not in shown]
@@ -170,9 +167,9 @@ class RecallCompiler:
                 ],
             ),
         ]
-        text, included = compile_context(sections, budget_tokens=budget)
+        text, included, tokens = compile_context(sections, budget_tokens=budget)
         kept = set(included)
-        items = [replace(i, section="relevant") for i in relevant if i.record.id in kept] + [
+        items = [i for i in relevant if i.record.id in kept] + [
             replace(unsearched.get(r.id) or _unscored(r), section=section)
             for section, records in (("hot", hot), ("recent", fresh))
             for r in records
@@ -212,7 +209,7 @@ class RecallCompiler:
             items=tuple(items),
             recent=tuple(recent),
             text=text,
-            tokens=count_tokens(text) if text else 0,
+            tokens=tokens,
             included=tuple(included),
             hot=tuple(hot),
             profile=profile.text if profile else "",
@@ -252,14 +249,17 @@ class RecallCompiler:
         now: datetime,
         as_of: datetime | None,
         asked: str,
-    ) -> list[RecallItem]:
-        """Every candidate worth packing, best first. Without ``top_k`` the pool is sized
-        by the budget too (a short note costs about a dozen tokens): the budget, not a
-        count, decides how much is shown."""
+    ) -> _Ranked:
+        """Every candidate worth packing, scored. Without ``top_k`` the pool is sized
+        by the budget (at least ``pool_min``): about as many notes as it can show, from
+        the vector search and as many again from the keyword search. A deeper pool only
+        adds weaker candidates the budget has no room for (on LoCoMo's development split
+        a pool of 125 traced less of the evidence than one of 50, with either embedder)."""
         config = self._config
-        limit = config.pool_size(top_k or _DEFAULT_K)
         if top_k is None:
-            limit = max(limit, budget // _TOKENS_PER_NOTE)
+            limit = max(config.pool_min, budget // _TOKENS_PER_NOTE)
+        else:
+            limit = config.pool_size(top_k)
         pool = [
             Candidate(h.record, h.similarity, _keyword_match(query, h.record) if h.keyword else 0.0)
             for h in self._backend.search(scope, vector, text=query, limit=limit)
@@ -270,14 +270,15 @@ class RecallCompiler:
             pool = _inherit_relevance(self._with_heads(pool, vector, scope))
         notes: dict[str, str] = {}
         pool = self._with_links(pool, vector, scope, notes, as_of=as_of)
-        pool = [c for c in pool if not _asks_itself(c.record, query, asked)]
-        scores = score_candidates(pool, query=query, now=now, config=config, signals=self._signals)
-        scored = {c.record.id: (c, s) for c, s in zip(pool, scores)}
-        items = [RecallItem(c.record, s, notes.get(c.record.id)) for c, s in scored.values()]
+        # one candidate per record (the last word on it), in the order first met
+        pool = list(
+            {c.record.id: c for c in pool if not _asks_itself(c.record, query, asked)}.values()
+        )
+        scores = score_pool(pool, query=query, now=now, config=config, signals=self._signals)
+        totals = scores.totals.copy()
         if as_of is None:
-            items = _keep_order(items)
-        items.sort(key=lambda i: -i.score.total)
-        return items
+            _keep_order(pool, totals, notes)
+        return _Ranked(pool, scores, totals, notes)
 
     def _score(
         self,
@@ -387,39 +388,82 @@ def _inherit_relevance(pool: list[Candidate]) -> list[Candidate]:
     return list(by_id.values())
 
 
-def _keep_order(items: list[RecallItem]) -> list[RecallItem]:
+def _keep_order(pool: Sequence[Candidate], totals: np.ndarray, notes: dict[str, str]) -> None:
     """Two rules the score alone cannot break: a superseded record never outranks
     the record that superseded it, and a summary never outranks a note it was
-    derived from. A record that would is scored just below the one it must follow."""
-    by_id = {i.record.id: i for i in items}
-    for item in sorted(items, key=lambda i: i.record.kind.authority):
-        record = item.record
-        above = [by_id[s] for s in record.provenance if s in by_id and s != record.id]
-        if record.superseded_by in by_id:
-            above.append(by_id[record.superseded_by])
-        ceiling = min((a.score.total for a in above), default=None)
-        note = item.note
+    derived from. A record that would is scored just below the one it must follow
+    (``totals`` is lowered in place; a superseded record's note says what it was)."""
+    at = {c.record.id: n for n, c in enumerate(pool)}
+    for n in sorted(range(len(pool)), key=lambda n: pool[n].record.kind.authority):
+        record = pool[n].record
+        above = [at[s] for s in record.provenance if s in at and s != record.id]
         if record.superseded_by is not None:
             until = f" until {record.valid_to:%Y-%m-%d}" if record.valid_to else ""
-            note = f"was {record.tags.value or 'true'}{until}"
-        if ceiling is not None and item.score.total >= ceiling:
-            item = replace(item, score=replace(item.score, total=ceiling * 0.999))
-        by_id[record.id] = replace(item, note=note)
-    return list(by_id.values())
+            notes[record.id] = f"was {record.tags.value or 'true'}{until}"
+            if record.superseded_by in at:
+                above.append(at[record.superseded_by])
+        if above:
+            ceiling = min(float(totals[a]) for a in above)
+            if totals[n] >= ceiling:
+                totals[n] = ceiling * 0.999
 
 
-def _with_successors(relevant: list[RecallItem], found: list[RecallItem]) -> list[RecallItem]:
-    """A superseded record is never shown without what replaced it: the current value
-    joins the relevant records (scored as it is) when the old one is among them."""
-    by_id = {i.record.id: i for i in found}
-    shown = {i.record.id for i in relevant}
-    out = list(relevant)
-    for item in relevant:
-        successor = by_id.get(item.record.superseded_by or "")
-        if successor is not None and successor.record.id not in shown:
-            out.append(successor)
-            shown.add(successor.record.id)
-    return sorted(out, key=lambda i: -i.score.total)
+class _Ranked:
+    """A scored pool, best first; its items are made only for what a recall keeps."""
+
+    def __init__(
+        self,
+        pool: Sequence[Candidate],
+        scores: PoolScores,
+        totals: np.ndarray,
+        notes: dict[str, str],
+    ) -> None:
+        self._pool = pool
+        self._scores = scores
+        self._totals = totals
+        self._notes = notes
+        self._order = np.argsort(-totals, kind="stable").tolist()
+        self._at = {c.record.id: n for n, c in enumerate(pool)}
+        self.best: float | None = float(scores.semantic.max()) if len(pool) else None
+
+    def item(self, n: int) -> RecallItem:
+        record = self._pool[n].record
+        score = self._scores.score(n, total=float(self._totals[n]))
+        return RecallItem(record, score, self._notes.get(record.id))
+
+    def record(self, n: int) -> Record:
+        return self._pool[n].record
+
+    def relevant(self, *, top_k: int | None, floor: float) -> list[int]:
+        """The candidates relevant enough to show, best first (the first ``top_k``), with
+        what superseded any of them: a superseded record is never shown without what
+        replaced it (the current value joins, scored as it is)."""
+        semantic = self._scores.semantic
+        chosen = [n for n in self._order if semantic[n] >= floor]
+        if top_k is not None:
+            chosen = chosen[:top_k]
+        shown = set(chosen)
+        for n in list(chosen):
+            successor = self._at.get(self._pool[n].record.superseded_by or "")
+            if successor is not None and successor not in shown:
+                chosen.append(successor)
+                shown.add(successor)
+        chosen.sort(key=lambda n: -self._totals[n])
+        return chosen
+
+
+def _within_budget(relevant: list[Record], budget: int) -> int:
+    """How many of the best relevant records to consider: as many as the budget could
+    show and a few more. The rest of the pool is never packed, so nothing more is spent
+    on it (flags, excerpts, lines). A line costs at least its text's tokens; past the
+    budget, ``_LOOKAHEAD`` more stay, so a short line may still fill what a long one
+    left free."""
+    spent = 0
+    for n, record in enumerate(relevant):
+        if spent >= budget:
+            return min(len(relevant), n + _LOOKAHEAD)
+        spent += line_cost(record.text)
+    return len(relevant)
 
 
 def _authority_order(items: list[RecallItem]) -> list[RecallItem]:

@@ -105,8 +105,11 @@ def record_line(
     )
 
 
-def compile_context(sections: Sequence[Section], *, budget_tokens: int) -> tuple[str, list[str]]:
-    """The rendered block and the ids of the records it kept, in section order.
+def compile_context(
+    sections: Sequence[Section], *, budget_tokens: int
+) -> tuple[str, list[str], int]:
+    """The rendered block, the ids of the records it kept (in section order) and its size
+    in tokens.
 
     Lines are taken greedily by priority while they fit: a line costs its own tokens, plus
     its section's title and its day heading the first time either is needed; no section
@@ -136,18 +139,26 @@ def compile_context(sections: Sequence[Section], *, budget_tokens: int) -> tuple
             headed.add((s_index, line.group))
         used[s_index] += cost
         spent += cost
-    while kept and count_tokens(_render(sections, kept)) > budget_tokens:
+    while kept:
+        ordered = sorted(kept, key=lambda e: (e[1], e[2]))
+        text = _render(sections, ordered)
+        tokens = count_tokens(text)
+        if tokens <= budget_tokens:
+            ids = [e[0].record_id for e in ordered if e[0].record_id is not None]
+            return text, list(dict.fromkeys(ids)), tokens
         kept.pop()  # token merges across lines can cost a token or two more
-    if not kept:
-        return "", []
-    ordered = sorted(kept, key=lambda e: (e[1], e[2]))
-    ids = [e[0].record_id for e in ordered if e[0].record_id is not None]
-    return _render(sections, ordered), list(dict.fromkeys(ids))
+    return "", [], 0
 
 
 @functools.lru_cache(maxsize=65_536)  # the same notes are packed recall after recall
 def _line_cost(text: str) -> int:
     return count_tokens(text + "\n")
+
+
+def line_cost(text: str) -> int:
+    """The tokens a record's line costs at least: its neutralised text as a list item
+    (what the recall says of it, an excerpt or a note, only adds to it)."""
+    return _line_cost("- " + neutralise(text))
 
 
 def _render(sections: Sequence[Section], kept: Sequence[tuple[Line, int, int]]) -> str:

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+
 from .._config import Config
 from .._records import Modality, Tier
 from ..errors import PluginError
@@ -129,69 +131,133 @@ def score_candidates(
     """Scores in the order of ``candidates``. ``best`` is the best relevance of the pool
     they are judged against, when that is not theirs alone (records shown without being
     searched for must not be gated against each other only)."""
-    if not candidates:
-        return []
+    pool = score_pool(candidates, query=query, now=now, config=config, signals=signals, best=best)
+    return [pool.score(i) for i in range(len(candidates))]
+
+
+class PoolScores:
+    """The scores of a whole pool, computed together as arrays; a :class:`Score` is made
+    only for the candidates a recall keeps (most of a pool is never shown).
+
+    ``totals[i]`` is candidate ``i``'s total; ``semantic[i]`` its blended relevance."""
+
+    def __init__(
+        self,
+        candidates: Sequence[Candidate],
+        columns: dict[str, np.ndarray],
+        extra: dict[str, np.ndarray],
+    ) -> None:
+        self._candidates = candidates
+        self._columns = columns
+        self._extra = extra
+        self.totals: np.ndarray = columns["total"]
+        self.semantic: np.ndarray = columns["semantic"]
+
+    def __len__(self) -> int:
+        return len(self._candidates)
+
+    def score(self, i: int, *, total: float | None = None) -> Score:
+        """Candidate ``i``'s score (with ``total`` in place of its own, when given)."""
+        c = {name: float(column[i]) for name, column in self._columns.items()}
+        candidate = self._candidates[i]
+        return Score(
+            c["total"] if total is None else total,
+            c["semantic"],
+            c["recency"],
+            c["frequency"],
+            c["importance"],
+            c["gate"],
+            {name: float(values[i]) for name, values in self._extra.items()},
+            importance_gate=c["importance_gate"],
+            cosine=candidate.similarity,
+            keyword=candidate.keyword,
+            accessibility=c["accessibility"],
+            tier_factor=c["tier_factor"],
+            modality_factor=c["modality_factor"],
+        )
+
+
+def score_pool(
+    candidates: Sequence[Candidate],
+    *,
+    query: str,
+    now: datetime,
+    config: Config,
+    signals: Sequence[ScoreSignal] = (),
+    best: float | None = None,
+) -> PoolScores:
+    """Every candidate's signals and total at once (what :func:`score_candidates` gives
+    one by one): a handful of array operations, whatever the pool's size."""
+    n = len(candidates)
     w = config.weights
     alpha = config.keyword_weight
-    relevance = [
-        (1 - alpha) * min(1.0, max(0.0, c.similarity)) + alpha * min(1.0, max(0.0, c.keyword))
-        for c in candidates
-    ]
-    best = max(relevance) if best is None else max(best, *relevance)
+    records = [c.record for c in candidates]
+    sims = np.fromiter((c.similarity for c in candidates), np.float64, n)
+    keyword = np.fromiter((c.keyword for c in candidates), np.float64, n)
+    semantic = (1 - alpha) * np.clip(sims, 0.0, 1.0) + alpha * np.clip(keyword, 0.0, 1.0)
+    if n:
+        top = float(semantic.max())
+        best = top if best is None else max(best, top)
+    at = now.timestamp()
+    days = np.fromiter(
+        ((at - r.last_access.timestamp()) / _SECONDS_PER_DAY for r in records), np.float64, n
+    )
+    rec = np.exp(-math.log(2) / config.half_life_days * np.maximum(0.0, days))
+    # retrievals and confirmed uses both count as "often recalled"
+    counts = np.fromiter((r.access_count + r.used_count for r in records), np.float64, n)
+    freq = np.minimum(1.0, np.log1p(np.maximum(0.0, counts)) / math.log1p(config.frequency_cap))
+    imp = np.clip(np.fromiter((r.tags.importance for r in records), np.float64, n), 0.0, 1.0)
+    stated = np.fromiter((r.tags.importance_stated for r in records), bool, n)
     importance_plateau = max(config.importance_plateau, config.relevance_plateau)
-    scores = []
-    for candidate, semantic in zip(candidates, relevance):
-        record = candidate.record
-        days = (now - record.last_access).total_seconds() / _SECONDS_PER_DAY
-        rec = recency(days, half_life_days=config.half_life_days)
-        # retrievals and confirmed uses both count as "often recalled"
-        freq = frequency(record.access_count + record.used_count, cap=config.frequency_cap)
-        imp = min(1.0, max(0.0, record.importance))
-        gate = _gate(semantic, best, config, plateau=config.relevance_plateau)
-        importance_gate = _gate(semantic, best, config, plateau=importance_plateau)
-        extra = {s.name: _extra(s, candidate, query=query, now=now) for s in signals}
-        stated = record.tags.importance_stated
-        lift = w.recency * rec + w.frequency * freq + (0.0 if stated else w.importance * imp)
-        lift += sum(s.weight * extra[s.name] for s in signals)
-        stated_lift = w.stated_importance * imp if stated else 0.0
-        unused = max(0, record.ignored_count - record.used_count)
-        # sinks with every ignore, but never below a floor: relevance must still win
-        accessibility = max(_MIN_ACCESSIBILITY, 1.0 / (1.0 + config.ignore_penalty * unused))
-        tier_factor = config.cold_factor if record.tier is Tier.COLD else 1.0
-        # what the user asked is kept, but a statement that answers it must come first
-        asked = record.tags.modality is Modality.QUESTION
-        modality_factor = config.question_factor if asked else 1.0
-        weighted = w.semantic * semantic + gate * lift + importance_gate * stated_lift
-        total = weighted * accessibility * tier_factor * modality_factor
-        scores.append(
-            Score(
-                total,
-                semantic,
-                rec,
-                freq,
-                imp,
-                gate,
-                extra,
-                importance_gate=importance_gate,
-                cosine=candidate.similarity,
-                keyword=candidate.keyword,
-                accessibility=accessibility,
-                tier_factor=tier_factor,
-                modality_factor=modality_factor,
-            )
-        )
-    return scores
+    gate = _gates(semantic, best, config, plateau=config.relevance_plateau)
+    importance_gate = _gates(semantic, best, config, plateau=importance_plateau)
+    extra = {
+        s.name: np.array([_extra(s, c, query=query, now=now) for c in candidates]) for s in signals
+    }
+    lift = w.recency * rec + w.frequency * freq + np.where(stated, 0.0, w.importance * imp)
+    for s in signals:
+        lift = lift + s.weight * extra[s.name]
+    stated_lift = np.where(stated, w.stated_importance * imp, 0.0)
+    unused = np.fromiter((max(0, r.ignored_count - r.used_count) for r in records), np.float64, n)
+    # sinks with every ignore, but never below a floor: relevance must still win
+    accessibility = np.maximum(_MIN_ACCESSIBILITY, 1.0 / (1.0 + config.ignore_penalty * unused))
+    cold = np.fromiter((r.tier is Tier.COLD for r in records), bool, n)
+    tier_factor = np.where(cold, config.cold_factor, 1.0)
+    # what the user asked is kept, but a statement that answers it must come first
+    asked = np.fromiter((r.tags.modality is Modality.QUESTION for r in records), bool, n)
+    modality_factor = np.where(asked, config.question_factor, 1.0)
+    weighted = w.semantic * semantic + gate * lift + importance_gate * stated_lift
+    total = weighted * accessibility * tier_factor * modality_factor
+    columns = {
+        "total": total,
+        "semantic": semantic,
+        "recency": rec,
+        "frequency": freq,
+        "importance": imp,
+        "gate": gate,
+        "importance_gate": importance_gate,
+        "accessibility": accessibility,
+        "tier_factor": tier_factor,
+        "modality_factor": modality_factor,
+    }
+    return PoolScores(candidates, columns, extra)
 
 
-def _gate(similarity: float, best: float, config: Config, *, plateau: float) -> float:
-    if similarity < config.relevance_floor:
-        return 0.0
-    below = best - similarity - plateau
-    if below <= 0:
-        return 1.0
+def _gates(
+    semantic: np.ndarray, best: float | None, config: Config, *, plateau: float
+) -> np.ndarray:
+    """How much of the contextual lift each candidate gets (see the module docstring)."""
+    if best is None:
+        return np.zeros_like(semantic)
+    below = best - semantic - plateau
     if config.relevance_margin <= 0:
-        return 0.0
-    return max(0.0, 1.0 - below / config.relevance_margin)
+        fade = np.zeros_like(semantic)
+    elif math.isinf(config.relevance_margin):
+        fade = np.ones_like(semantic)
+    else:
+        fade = np.maximum(0.0, 1.0 - below / config.relevance_margin)
+    gates = np.where(below <= 0, 1.0, fade)
+    return np.where(semantic < config.relevance_floor, 0.0, gates)
 
 
 def _extra(signal: ScoreSignal, candidate: Candidate, *, query: str, now: datetime) -> float:

@@ -15,6 +15,7 @@ re-embedding (``_sqlite_reembed``).
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime
@@ -39,7 +40,8 @@ from ._sqlite_rows import (
     chunks,
     decoding,
     episode_from_row,
-    fts_queries,
+    fts_match,
+    fts_words,
     marks,
     record_values,
     scope_clause,
@@ -55,12 +57,14 @@ _COUNTER_SETS = {
 
 # Keyword search asks FTS5 for a few more rows than it needs (the status filter runs
 # after ranking), and is satisfied once the all-words search found this many.
-_KEYWORD_OVERFETCH = 2
+_KEYWORD_SLACK = 10
 _KEYWORD_ENOUGH = 10
-# A word in more records than this is left out of the any-word search: ranking every
-# record that holds it (a large store's "Lisbon") cost most of a recall, and so common a
-# word says little about which record is meant. The all-words search still uses it.
-_COMMON_TERM_ROWS = 2_000
+# The any-word search ranks at most about this many records: it keeps the query's rarest
+# words while their matches add up to no more. BM25 costs a few microseconds for each
+# record it ranks, and a word common in a large store ("Lisbon" in 100k notes) matches
+# thousands while saying little about which record is meant. The all-words search still
+# uses every word.
+_ANY_WORD_ROWS = 500
 
 
 class SQLiteBackend(SQLiteLinks, SQLiteVectors):
@@ -314,12 +318,11 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                     break
                 want *= 4
             hits = dict(nearest[:limit])
-            # a word in more records than the bound is left out of the any-word search;
-            # a store that small holds no such word, so nothing needs counting
-            bounded = len(index) > _COMMON_TERM_ROWS
-            # a scope that sees most of the store is filtered by its rows, not its tokens
-            narrow = index.share(scope) < 0.5
-            keyword = self._keyword_hits(db, scope, text, limit, bounded, narrow) if text else set()
+            keyword = (
+                self._keyword_hits(db, scope, text, limit, len(index), index.share(scope))
+                if text
+                else set()
+            )
             # keyword-only hits need their cosine
             hits.update(index.similarities(list(keyword - hits.keys()), vector))
             missing = [seq for seq in hits if seq not in by_seq]
@@ -351,39 +354,63 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         scope: Scope,
         text: str,
         limit: int,
-        bounded: bool,
-        narrow: bool = True,
+        held: int,
+        share: float = 0.0,
     ) -> set[int]:
-        """BM25 finds the candidates (the core scores how well each matches).
+        """The records the keyword index finds for ``text``, at most ``limit``, ranked by
+        BM25 (the core scores how well each matches).
 
-        Records holding every query word are asked for first; the costlier any-word search
-        (BM25 over every record that shares one word) runs only when those are few.
+        Records holding every query word are asked for first (an intersection, cheap and
+        precise); when those are few, records holding any. In a large store that second
+        search keeps the query's rarest words while their matches add up to at most
+        ``_ANY_WORD_ROWS``: BM25 costs a few microseconds for each record it ranks, and a
+        common word matches thousands while saying little about which record is meant.
         """
+        words = fts_words(text)
         where, params = scope_clause(scope, "r")
-        hits: set[int] = set()
-
-        def rare(word: str) -> bool:  # at most _COMMON_TERM_ROWS matches, counted no further
-            (found,) = db.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? "
-                "LIMIT ?)",
-                (word, _COMMON_TERM_ROWS + 1),
-            ).fetchone()
-            return bool(found <= _COMMON_TERM_ROWS)
-
-        # without the scope's tokens up to half the ranked rows may be another scope's
-        fetch = _KEYWORD_OVERFETCH * limit * (1 if narrow else 2)
-        for match in fts_queries(text, scope, rare=rare if bounded else None, within_scope=narrow):
+        # a scope that sees most of the store is filtered by its rows, not its tokens
+        # (they would match nearly every row): ask for enough that ``limit`` are its own
+        narrow = share < 0.5
+        fetch = limit + _KEYWORD_SLACK if narrow else math.ceil(limit / share) + _KEYWORD_SLACK
+        hits: list[int] = []
+        for every in (True, False):
+            if every:
+                chosen = words
+            elif len(words) < 2 or len(hits) >= _KEYWORD_ENOUGH:
+                break
+            else:  # a store this small cannot match more than the bound: nothing to count
+                chosen = words if held <= _ANY_WORD_ROWS else self._rarest(db, words)
+            if not chosen:
+                break
             rows = db.execute(
                 "SELECT r.seq FROM (SELECT rowid, rank FROM records_fts "
                 "WHERE records_fts MATCH ? ORDER BY rank LIMIT ?) AS f "
                 "JOIN records r ON r.seq = f.rowid "
                 f"WHERE r.status = 'active' AND {where} ORDER BY f.rank",
-                (match, fetch, *params),
-            ).fetchall()
-            hits.update(seq for (seq,) in rows[: limit - len(hits)])
-            if len(hits) >= _KEYWORD_ENOUGH:
+                (fts_match(chosen, scope, every=every, within_scope=narrow), fetch, *params),
+            )
+            hits.extend(seq for (seq,) in rows if seq not in hits)
+        return set(hits[:limit])
+
+    @staticmethod
+    def _rarest(db: sqlite3.Connection, words: list[str]) -> list[str]:
+        """The rarest of ``words``, while the records they match add up to at most
+        ``_ANY_WORD_ROWS`` (each word's are counted no further than that)."""
+        counts = {
+            word: db.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? "
+                "LIMIT ?)",
+                (word, _ANY_WORD_ROWS + 1),
+            ).fetchone()[0]
+            for word in words
+        }
+        kept, total = set(), 0
+        for word in sorted(words, key=lambda w: counts[w]):
+            total += counts[word]
+            if total > _ANY_WORD_ROWS:
                 break
-        return hits
+            kept.add(word)
+        return [w for w in words if w in kept]
 
     def nearest(self, scope: Scope, vectors: Vectors) -> list[tuple[str, float] | None]:
         with self._reading() as db:

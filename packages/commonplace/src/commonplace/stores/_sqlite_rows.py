@@ -10,7 +10,7 @@ import contextlib
 import functools
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -190,34 +190,24 @@ def scope_tokens(scope: Scope) -> list[str]:
     ]
 
 
-def fts_queries(
-    text: str,
-    scope: Scope,
-    *,
-    rare: Callable[[str], bool] | None = None,
-    within_scope: bool = True,
-) -> list[str]:
-    """FTS5 MATCH expressions over the content words of ``text``, each a quoted literal:
-    all the words first (an intersection, cheap and precise), then any of them.
+def fts_words(text: str) -> list[str]:
+    """The content words of ``text`` as FTS5 literals (quoted), at most 32.
 
     Stop words are left out: "what did I do" would match nearly every record and make
-    BM25 rank the whole table. ``rare`` (given a quoted word) keeps a word in the
-    any-word query; the caller leaves out words so common in the store that ranking
-    their matches would cost more than they tell. ``within_scope=False`` leaves the
-    scope's own tokens out: for a scope that holds most of the store they match nearly
-    every row, and intersecting with them costs more than the caller's row filter.
-    """
+    BM25 rank the whole table."""
     words = list(dict.fromkeys(w for w in TOKEN.findall(text.lower()) if w not in STOPWORDS))[:32]
-    quoted = ['"' + w.replace('"', '""') + '"' for w in words]
-    if not quoted:
-        return []
-    within = " AND ".join(scope_tokens(scope)) if within_scope else ""
-    queries = [" AND ".join(quoted)]
-    if len(quoted) > 1:
-        some = [q for q in quoted if rare is None or rare(q)]
-        if some:
-            queries.append(f"({' OR '.join(some)})")
-    return [f"{q} AND {within}" if within else q for q in queries]
+    return ['"' + w.replace('"', '""') + '"' for w in words]
+
+
+def fts_match(words: list[str], scope: Scope, *, every: bool, within_scope: bool) -> str:
+    """An FTS5 MATCH expression: records holding ``every`` one of ``words`` (or any of
+    them) within ``scope``. ``within_scope=False`` leaves the scope's own tokens out: for a
+    scope that holds most of the store they match nearly every row, and intersecting with
+    them costs more than the caller's row filter."""
+    within = "".join(" AND " + t for t in scope_tokens(scope)) if within_scope else ""
+    if every or len(words) == 1:
+        return " AND ".join(words) + within
+    return f"({' OR '.join(words)})" + within
 
 
 def maybe_epoch(when: datetime | None) -> float | None:
