@@ -14,7 +14,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from .._records import Record
 from .._tokens import count_tokens
@@ -56,6 +56,7 @@ class Section:
     share: float = 1.0
 
 
+@functools.lru_cache(maxsize=65_536)  # the same notes are shown recall after recall
 def neutralise(text: str) -> str:
     """One line of plain data: no newlines, no memory delimiters, nor anything that reads
     as one (another case, spaces, full-width forms, characters that render as nothing
@@ -88,7 +89,12 @@ def renders_as_nothing(ch: str) -> bool:
 
 def day_label(when: datetime) -> str:
     """``8 May 2023``: the heading notes of one day are shown under."""
-    return f"{when.day} {when:%B %Y}"
+    return _day_label(when.date())
+
+
+@functools.lru_cache(maxsize=4096)
+def _day_label(day: date) -> str:
+    return f"{day.day} {day:%B %Y}"
 
 
 def record_line(

@@ -148,7 +148,8 @@ class PoolScores:
         extra: dict[str, np.ndarray],
     ) -> None:
         self._candidates = candidates
-        self._columns = columns
+        # one row per candidate, the columns in the order Score takes them
+        self._rows = np.stack([columns[name] for name in _COLUMNS], axis=1)
         self._extra = extra
         self.totals: np.ndarray = columns["total"]
         self.semantic: np.ndarray = columns["semantic"]
@@ -158,23 +159,39 @@ class PoolScores:
 
     def score(self, i: int, *, total: float | None = None) -> Score:
         """Candidate ``i``'s score (with ``total`` in place of its own, when given)."""
-        c = {name: float(column[i]) for name, column in self._columns.items()}
+        own, semantic, rec, freq, imp, gate, imp_gate, access, tier, modality = self._rows[
+            i
+        ].tolist()
         candidate = self._candidates[i]
         return Score(
-            c["total"] if total is None else total,
-            c["semantic"],
-            c["recency"],
-            c["frequency"],
-            c["importance"],
-            c["gate"],
+            own if total is None else total,
+            semantic,
+            rec,
+            freq,
+            imp,
+            gate,
             {name: float(values[i]) for name, values in self._extra.items()},
-            importance_gate=c["importance_gate"],
+            importance_gate=imp_gate,
             cosine=candidate.similarity,
             keyword=candidate.keyword,
-            accessibility=c["accessibility"],
-            tier_factor=c["tier_factor"],
-            modality_factor=c["modality_factor"],
+            accessibility=access,
+            tier_factor=tier,
+            modality_factor=modality,
         )
+
+
+_COLUMNS = (
+    "total",
+    "semantic",
+    "recency",
+    "frequency",
+    "importance",
+    "gate",
+    "importance_gate",
+    "accessibility",
+    "tier_factor",
+    "modality_factor",
+)
 
 
 def score_pool(

@@ -307,26 +307,33 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
             index = self._catch_up(db)
             if index is None:
                 return []
-            # the cache holds every vector (deleted records and other kinds too): ask it
-            # for more until ``limit`` of the nearest pass the row filter
-            want = limit
-            while True:
-                found = index.search(scope, vector, limit=want)
-                by_seq = self._active_rows(db, [seq for seq, _ in found], scope, kinds)
-                nearest = [(seq, sim) for seq, sim in found if seq in by_seq]
-                if len(nearest) >= limit or len(found) < want:
-                    break
-                want *= 4
-            hits = dict(nearest[:limit])
             keyword = (
                 self._keyword_hits(db, scope, text, limit, len(index), index.share(scope))
                 if text
                 else set()
             )
+            # the cache holds every vector (deleted records and other kinds too): ask it
+            # for more until ``limit`` of the nearest pass the row filter; the keyword
+            # hits' rows come with the first read
+            want = limit
+            by_seq: dict[int, Record] = {}
+            read: set[int] = set()
+            unread = set(keyword)
+            while True:
+                found = index.search(scope, vector, limit=want)
+                seqs = [seq for seq, _ in found if seq not in read] + sorted(unread)
+                by_seq.update(self._active_rows(db, seqs, scope, kinds))
+                read.update(seqs)
+                unread.clear()
+                nearest = [(seq, sim) for seq, sim in found if seq in by_seq]
+                if len(nearest) >= limit or len(found) < want:
+                    break
+                want *= 4
+            hits = dict(nearest[:limit])
             # keyword-only hits need their cosine
-            hits.update(index.similarities(list(keyword - hits.keys()), vector))
-            missing = [seq for seq in hits if seq not in by_seq]
-            by_seq.update(self._active_rows(db, missing, scope, kinds))
+            hits.update(
+                index.similarities([s for s in keyword - hits.keys() if s in by_seq], vector)
+            )
         ordered = sorted((s for s in hits if s in by_seq), key=lambda s: -hits[s])
         return [Hit(by_seq[s], hits[s], s in keyword) for s in ordered]
 
@@ -357,36 +364,43 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         held: int,
         share: float = 0.0,
     ) -> set[int]:
-        """The records the keyword index finds for ``text``, at most ``limit``, ranked by
-        BM25 (the core scores how well each matches).
+        """The records the keyword index finds for ``text``, at most ``limit`` (the core
+        scores how well each matches).
 
-        Records holding every query word are asked for first (an intersection, cheap and
-        precise); when those are few, records holding any. In a large store that second
-        search keeps the query's rarest words while their matches add up to at most
-        ``_ANY_WORD_ROWS``: BM25 costs a few microseconds for each record it ranks, and a
-        common word matches thousands while saying little about which record is meant.
+        In a small store, records holding every query word are asked for first (cheap and
+        precise), then, when those are few, records holding any, each search ranked by
+        BM25. In a large one BM25 would cost more than the rest of a recall: it counts
+        every record holding each word it ranks by (thousands for a word like "Lisbon" in
+        100k notes, a number that grows with the store). There the search keeps the
+        query's rarest words while the records they match add up to at most
+        ``_ANY_WORD_ROWS`` and ranks the records holding any of them; a query of common
+        words only asks for the newest records holding all of them, unranked.
         """
         words = fts_words(text)
-        where, params = scope_clause(scope, "r")
+        if not words:
+            return set()
         # a scope that sees most of the store is filtered by its rows, not its tokens
         # (they would match nearly every row): ask for enough that ``limit`` are its own
         narrow = share < 0.5
         fetch = limit + _KEYWORD_SLACK if narrow else math.ceil(limit / share) + _KEYWORD_SLACK
+        if held <= _ANY_WORD_ROWS:  # a store this small cannot match more than the bound
+            searches = [(words, True, True)]
+            if len(words) > 1:
+                searches.append((words, False, True))
+        else:
+            rarest = self._rarest(db, words)
+            searches = [(rarest, False, True)] if rarest else [(words, True, False)]
+        where, params = scope_clause(scope, "r")
         hits: list[int] = []
-        for every in (True, False):
-            if every:
-                chosen = words
-            elif len(words) < 2 or len(hits) >= _KEYWORD_ENOUGH:
-                break
-            else:  # a store this small cannot match more than the bound: nothing to count
-                chosen = words if held <= _ANY_WORD_ROWS else self._rarest(db, words)
-            if not chosen:
+        for chosen, every, ranked in searches:
+            if len(hits) >= _KEYWORD_ENOUGH:
                 break
             rows = db.execute(
                 "SELECT r.seq FROM (SELECT rowid, rank FROM records_fts "
-                "WHERE records_fts MATCH ? ORDER BY rank LIMIT ?) AS f "
-                "JOIN records r ON r.seq = f.rowid "
-                f"WHERE r.status = 'active' AND {where} ORDER BY f.rank",
+                f"WHERE records_fts MATCH ? ORDER BY {'rank' if ranked else 'rowid DESC'} "
+                "LIMIT ?) AS f JOIN records r ON r.seq = f.rowid "
+                f"WHERE r.status = 'active' AND {where} ORDER BY "
+                f"{'f.rank' if ranked else 'r.seq DESC'}",
                 (fts_match(chosen, scope, every=every, within_scope=narrow), fetch, *params),
             )
             hits.extend(seq for (seq,) in rows if seq not in hits)

@@ -72,28 +72,35 @@ def _record_from_row(row: Any, provenance: tuple[str, ...]) -> Record:
         tier_since,
         data,
     ) = row
+    created_at = from_epoch(created)
     return Record(
         id=rid,
-        kind=Kind(kind),
+        kind=_KINDS[kind],
         scope=scope_from_parts(user, agent, thread),
         text=text,
         tags=_tags(tags),
         provenance=provenance,
-        created_at=from_epoch(created),
-        last_access=from_epoch(last),
+        created_at=created_at,
+        last_access=created_at if last == created else from_epoch(last),
         access_count=count,
-        tier=Tier(tier),
+        tier=_TIERS[tier],
         valid_from=maybe_datetime(valid_from),
         valid_to=maybe_datetime(valid_to),
         superseded_by=superseded_by,
         used_count=used,
         ignored_count=ignored,
         pinned=bool(pinned),
-        status=Status(status),
+        status=_STATUSES[status],
         status_since=maybe_datetime(status_since),
         tier_since=maybe_datetime(tier_since),
         data={} if data == "{}" else json.loads(data),
     )
+
+
+# the stored values, looked up (a KeyError is damage, reported by ``decoding``)
+_KINDS = {k.value: k for k in Kind}
+_TIERS = {t.value: t for t in Tier}
+_STATUSES = {s.value: s for s in Status}
 
 
 @functools.lru_cache(maxsize=16_384)  # Tags are immutable; recalls meet the same rows again
