@@ -20,6 +20,7 @@ from ._sqlite_rows import decoding
 from ._vector_index import VectorIndex
 
 _SAMPLE = 16  # vectors compared between a saved graph and the rows
+_CHUNK_ROWS = 8192  # rows read at a time when the cache catches up
 
 
 class SQLiteVectors(SQLiteReembed):
@@ -43,20 +44,25 @@ class SQLiteVectors(SQLiteReembed):
             for _ in covered
         )
         params = [value for parts, top in covered for value in (*parts, top)]
-        rows = db.execute(
+        cursor = db.execute(
             "SELECT seq, scope_user, scope_agent, scope_thread, vector FROM records "
             f"WHERE seq > ? AND vector IS NOT NULL{skip} ORDER BY seq",
             (index.max_seq, *params),
-        ).fetchall()
-        grouped: dict[ScopeParts, tuple[list[int], list[bytes]]] = {}
-        for seq, user, agent, thread, blob in rows:
-            seqs, blobs = grouped.setdefault((user, agent, thread), ([], []))
-            seqs.append(seq)
-            blobs.append(blob)
-        for parts, (seqs, blobs) in grouped.items():
-            with decoding("vector"):
-                matrix = np.frombuffer(b"".join(blobs), np.float32).reshape(len(seqs), index.dim)
-            index.add(parts, np.asarray(seqs, np.int64), matrix)
+        )
+        # a chunk at a time: a first load of a large store never holds its rows, their
+        # bytes and the index's copy of them all at once (memory a process keeps after)
+        while rows := cursor.fetchmany(_CHUNK_ROWS):
+            grouped: dict[ScopeParts, tuple[list[int], list[bytes]]] = {}
+            for seq, user, agent, thread, blob in rows:
+                seqs, blobs = grouped.setdefault((user, agent, thread), ([], []))
+                seqs.append(seq)
+                blobs.append(blob)
+            for parts, (seqs, blobs) in grouped.items():
+                with decoding("vector"):
+                    matrix = np.frombuffer(b"".join(blobs), np.float32).reshape(
+                        len(seqs), index.dim
+                    )
+                index.add(parts, np.asarray(seqs, np.int64), matrix)
         for _, top in covered:
             index.note_max_seq(top)
         built = [parts for parts, _ in index.graphs() if parts not in graphs_before]
