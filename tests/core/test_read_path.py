@@ -144,3 +144,63 @@ def test_recent_notes_and_authority_sections_in_the_context(memory: Memory) -> N
     text = memory.recall("cello", scope="ana").render()
     assert text.index("Recent notes:") < text.index("Relevant notes:")
     assert "sourdough" in text.split("Relevant notes:")[0]
+
+
+def _spy_search(memory: Memory, limits: list[int]) -> None:
+    """Record the ``limit`` of every search the recall makes (the store still answers)."""
+    backend = memory.store.backend
+    search = backend.search
+
+    def spy(*args: object, **kwargs: object) -> object:
+        limits.append(int(kwargs["limit"]))  # type: ignore[call-overload]
+        return search(*args, **kwargs)  # type: ignore[arg-type]
+
+    backend.search = spy  # type: ignore[method-assign]
+
+
+def test_without_top_k_the_pool_is_what_the_budget_can_show(memory: Memory) -> None:
+    """A note's line is about 30 tokens: the pool is the budget's worth of notes (never
+    fewer than pool_min), from the vector search and as many again by keyword; a deeper
+    pool adds only what the budget has no room for."""
+    memory.write_many(
+        [memory.turn(f"I walked the dog along route {n}.", scope="ana") for n in range(30)]
+    )
+    limits: list[int] = []
+    _spy_search(memory, limits)
+    memory.recall("dog walks", scope="ana", budget_tokens=1500)
+    memory.recall("dog walks", scope="ana", budget_tokens=6000)
+    memory.recall("dog walks", scope="ana", budget_tokens=300)
+    memory.recall("dog walks", scope="ana", top_k=7)
+    pool_min, factor = memory.config.pool_min, memory.config.pool_factor
+    assert limits == [max(pool_min, 1500 // 30), 6000 // 30, pool_min, max(7 * factor, pool_min)]
+
+
+def test_packing_only_what_the_budget_can_show_changes_nothing_it_shows(
+    db_url: str, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pool larger than the budget: lines, flags and excerpts are made only for the best
+    relevant records the budget could hold (and a few more), and the context is the one a
+    packing of the whole pool gives; no record the budget could not show is an item."""
+    from commonplace.read import _compiler
+
+    # recalls do not refresh what they show here, so two recalls score alike
+    config = Config(search_min_notes=0, touch_on_recall=False)
+    texts = [f"Route {n} of the dog walk goes past the old mill and the river." for n in range(80)]
+    with Memory(db_url, clock=clock, config=config) as memory:
+        memory.write_many([memory.turn(t, scope="ana") for t in texts])
+        considered: list[int] = []
+        within = _compiler._within_budget
+
+        def counted(relevant: list[object], budget: int) -> int:
+            considered.append(within(relevant, budget))  # type: ignore[arg-type]
+            return considered[-1]
+
+        monkeypatch.setattr(_compiler, "_within_budget", counted)
+        recall = memory.recall("dog walk past the mill", scope="ana", budget_tokens=400)
+        monkeypatch.setattr(_compiler, "_within_budget", lambda relevant, budget: len(relevant))
+        whole = memory.recall("dog walk past the mill", scope="ana", budget_tokens=400)
+    relevant = [i for i in recall.items if i.section == "relevant"]
+    assert 0 < len(relevant) < considered[0] < 40 and recall.tokens <= 400
+    assert recall.tokens > 400 - 40  # nearly full: no line of ~20 tokens was left out
+    assert set(recall.included) == {i.record.id for i in recall.items}
+    assert recall.text == whole.text and recall.included == whole.included

@@ -291,3 +291,41 @@ def test_memory_is_rendered_as_quoted_data(memory: Memory) -> None:
 def test_recall_on_an_empty_scope_is_empty(memory: Memory) -> None:
     recall = memory.recall("anything", scope="nobody")
     assert recall.items == () and recall.render() == "" and recall.tokens == 0
+
+
+def test_a_pool_scored_at_once_scores_each_candidate_as_alone_against_the_same_best() -> None:
+    """Scoring is done for a whole pool in arrays; each candidate's score is what it gets
+    scored alone against the pool's best relevance (the gate's reference)."""
+    import random
+
+    from commonplace._records import Modality, Tier
+    from commonplace.read._signals import score_candidates
+
+    rng = random.Random(7)
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    for config in (Config(), Config(keyword_weight=0.0, relevance_margin=0.0)):
+        pool = [
+            Candidate(
+                replace(
+                    _note(f"note {n}", importance=rng.random(), stated=rng.random() < 0.3),
+                    access_count=rng.randint(0, 30),
+                    used_count=rng.randint(0, 4),
+                    ignored_count=rng.randint(0, 6),
+                    tier=rng.choice(list(Tier)),
+                    last_access=now - timedelta(days=rng.uniform(0, 400)),
+                    tags=Tags(
+                        importance=rng.random(),
+                        modality=rng.choice(list(Modality)),
+                        importance_stated=rng.random() < 0.3,
+                    ),
+                ),
+                rng.uniform(-0.2, 1.0),
+                rng.random(),
+            )
+            for n in range(40)
+        ]
+        together = score_candidates(pool, query="q", now=now, config=config)
+        best = max(s.semantic for s in together)
+        for candidate, score in zip(pool, together):
+            (alone,) = score_candidates([candidate], query="q", now=now, config=config, best=best)
+            assert alone == score

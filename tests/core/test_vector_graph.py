@@ -284,3 +284,36 @@ def test_a_graph_whose_vectors_differ_from_the_rows_is_rebuilt(
         assert np.array_equal(ann.vector(seq), -np.frombuffer(blob, np.float32))
     new = {p.name for p in (tmp_path / "m.db.vectors").glob("*.usearch")}
     assert len(new) == 1 and not new & old
+
+
+@pytest.mark.parametrize("ann_rows", ["off", "40"])
+def test_a_first_load_reads_the_rows_a_chunk_at_a_time_and_misses_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ann_rows: str
+) -> None:
+    """The vector cache of a new process is filled from the rows in chunks (so a large
+    store's first load never holds them all at once); chunks that split scopes and cross
+    the graph size still leave every note found by its own text, in its own scope only."""
+    from commonplace.stores import _sqlite_vectors
+
+    monkeypatch.setenv("COMMONPLACE_ANN_ROWS", ann_rows)
+    monkeypatch.setenv("COMMONPLACE_EMBEDDER", "commonplace-hashing-v1-256")
+    path = tmp_path / "m.db"
+    with Memory(_url(path)) as memory:
+        for user in ("ana", "bob", "cy"):
+            _notes(memory, user, 30, shift=len(user))
+        # a note is found by its turn (its vector is the turn's): note id -> turn text
+        written = {
+            user: {
+                r.id: memory.backend.get_episodes(r.provenance)[0].text
+                for r in memory.backend.iter_records(RecordQuery(scope=Scope(user=user)))
+            }
+            for user in ("ana", "bob", "cy")
+        }
+    monkeypatch.setattr(_sqlite_vectors, "_CHUNK_ROWS", 7)
+    with Memory(_url(path)) as memory:
+        # the last note written first: the first search must already see every row
+        for user, notes in reversed(written.items()):
+            for note_id, turn in reversed(notes.items()):
+                (best, similarity), *_ = _nearest(memory, turn, Scope(user=user))
+                assert best == note_id and similarity == pytest.approx(1.0, abs=1e-5)
+                assert len(memory.backend._index or []) == sum(len(n) for n in written.values())
