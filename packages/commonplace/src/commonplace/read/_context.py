@@ -122,7 +122,7 @@ def compile_context(
     takes more than its share of the budget.
     """
     entries = [(line, s, o) for s, sec in enumerate(sections) for o, line in enumerate(sec.lines)]
-    spent = count_tokens(_render(sections, []))
+    spent = _frame_cost()
     titled: set[int] = set()
     headed: set[tuple[int, str]] = set()
     used = [0] * len(sections)
@@ -154,6 +154,12 @@ def compile_context(
             return text, list(dict.fromkeys(ids)), tokens
         kept.pop()  # token merges across lines can cost a token or two more
     return "", [], 0
+
+
+@functools.cache
+def _frame_cost() -> int:
+    """The tokens of the block's frame: its tags and preamble, with no line."""
+    return count_tokens("\n".join([OPEN_TAG, PREAMBLE, CLOSE_TAG]))
 
 
 @functools.lru_cache(maxsize=65_536)  # the same notes are packed recall after recall

@@ -274,8 +274,6 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         return int(row[0])
 
     def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
-        pin = self.read_pin()
-        dim = pin.dim if pin else 0
         by_id: dict[str, bytes] = {}
         with self._reading() as db:
             for chunk in chunks(list(record_ids)):
@@ -284,6 +282,11 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                         f"SELECT id, vector FROM records WHERE id IN ({marks(len(chunk))})", chunk
                     )
                 )
+        if by_id:  # the vectors' own size, else the pinned one (no vector was found)
+            dim = len(next(iter(by_id.values()))) // 4
+        else:
+            pin = self.read_pin()
+            dim = pin.dim if pin else 0
         out = np.zeros((len(record_ids), dim), np.float32)
         with decoding("vector"):
             for i, rid in enumerate(record_ids):

@@ -45,23 +45,24 @@ class SQLiteLedger:
                     json.dumps(list(e.refs), ensure_ascii=False),
                 )
                 if replace:  # an upsert keeps the entry's place (its seq)
-                    db.execute(
+                    row = db.execute(
                         f"INSERT INTO ledger ({_WRITTEN}) VALUES ({marks(8)}) "
                         "ON CONFLICT (kind, key) DO UPDATE SET scope_user = excluded.scope_user, "
                         "scope_agent = excluded.scope_agent, scope_thread = "
                         "excluded.scope_thread, at = excluded.at, data = excluded.data, "
-                        "refs = excluded.refs",
+                        "refs = excluded.refs RETURNING seq",
                         values,
-                    )
-                elif not db.execute(
-                    f"INSERT OR IGNORE INTO ledger ({_WRITTEN}) VALUES ({marks(8)})",
-                    values,
-                ).rowcount:
-                    written.append(False)
-                    continue
-                (seq,) = db.execute(
-                    "SELECT seq FROM ledger WHERE kind = ? AND key = ?", (e.kind, e.key)
-                ).fetchone()
+                    ).fetchone()
+                else:
+                    row = db.execute(
+                        f"INSERT OR IGNORE INTO ledger ({_WRITTEN}) VALUES ({marks(8)}) "
+                        "RETURNING seq",
+                        values,
+                    ).fetchone()
+                    if row is None:  # already there: left as it is
+                        written.append(False)
+                        continue
+                (seq,) = row
                 db.execute("DELETE FROM ledger_refs WHERE seq = ?", (seq,))
                 db.executemany(
                     "INSERT OR IGNORE INTO ledger_refs (kind, ref, seq) VALUES (?, ?, ?)",
