@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import statistics
 import sys
 import tempfile
@@ -43,8 +44,15 @@ from commonplace import Config, HashingEmbedder, ManualClock, Memory
 from .scale import CachedQueries, synthetic_turns
 from .workloads.scaling import SCOPE, START, _build_store_only, _queries, rss_bytes
 
-# the store's own graph parameters (commonplace.stores keeps them private)
-_CONNECTIVITY, _EXPANSION_ADD, _EXPANSION_SEARCH = 16, 64, 256
+# the store's own graph parameters (commonplace.stores keeps them private): the candidates
+# a search looks at grow with the square root of the graph's size past 250k, up to 1,024
+_CONNECTIVITY, _EXPANSION_ADD = 16, 64
+
+
+def _expansion_search(size: int) -> int:
+    return min(1024, max(256, int(256 * math.sqrt(size / 250_000))))
+
+
 SYSTEMS = ("commonplace", "numpy exact", "bare HNSW")
 
 
@@ -86,7 +94,7 @@ def measure(size: int, *, folder: Path, queries: int, seed: int = 1) -> dict[str
             dtype="f32",
             connectivity=_CONNECTIVITY,
             expansion_add=_EXPANSION_ADD,
-            expansion_search=_EXPANSION_SEARCH,
+            expansion_search=_expansion_search(size),
         )
         bare_build, _ = _clocked(lambda: bare.add(np.arange(size, dtype=np.uint64), matrix))
         cached.warm(asked)
