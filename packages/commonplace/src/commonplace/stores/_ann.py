@@ -58,7 +58,8 @@ class Ann:
     def __init__(self, dim: int, index: Index | None = None) -> None:
         self.dim = dim
         self.index = index if index is not None else _new_index(dim)
-        self.max_seq = int(max(self.index.keys)) if len(self.index) else 0
+        # the keys as one array: iterating them one by one takes minutes at 1M
+        self.max_seq = int(np.asarray(self.index.keys).max()) if len(self.index) else 0
         self.dirty = index is None  # changed since it was loaded from (or saved to) disk
         # a row was erased from it: HNSW removal only marks a node, so the vector is still
         # in the graph's memory and in any file saved from it
