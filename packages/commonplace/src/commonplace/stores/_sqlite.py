@@ -374,10 +374,12 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         precise), then, when those are few, records holding any, each search ranked by
         BM25. In a large one BM25 would cost more than the rest of a recall: it counts
         every record holding each word it ranks by (thousands for a word like "Lisbon" in
-        100k notes, a number that grows with the store). There the search keeps the
-        query's rarest words while the records they match add up to at most
-        ``_ANY_WORD_ROWS`` and ranks the records holding any of them; a query of common
-        words only asks for the newest records holding all of them, unranked.
+        100k notes, a number that grows with the store), and intersecting common words
+        walks their long lists. There the search keeps the query's rarest words while the
+        records they match add up to at most ``_ANY_WORD_ROWS`` and ranks the records
+        holding any of them; a query of common words alone is left to the vector search
+        (on LoCoMo, with the bound lowered so that its conversations take this path, the
+        all-words search it replaced changed no answer).
         """
         words = fts_words(text)
         if not words:
@@ -392,7 +394,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                 searches.append((words, False, True))
         else:
             rarest = self._rarest(db, words)
-            searches = [(rarest, False, True)] if rarest else [(words, True, False)]
+            searches = [(rarest, False, True)] if rarest else []
         where, params = scope_clause(scope, "r")
         hits: list[int] = []
         for chosen, every, ranked in searches:
