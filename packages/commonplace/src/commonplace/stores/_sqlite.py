@@ -389,23 +389,22 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         narrow = share < 0.5
         fetch = limit + _KEYWORD_SLACK if narrow else math.ceil(limit / share) + _KEYWORD_SLACK
         if held <= _ANY_WORD_ROWS:  # a store this small cannot match more than the bound
-            searches = [(words, True, True)]
+            searches = [(words, True)]
             if len(words) > 1:
-                searches.append((words, False, True))
+                searches.append((words, False))
         else:
             rarest = self._rarest(db, words)
-            searches = [(rarest, False, True)] if rarest else []
+            searches = [(rarest, False)] if rarest else []
         where, params = scope_clause(scope, "r")
         hits: list[int] = []
-        for chosen, every, ranked in searches:
+        for chosen, every in searches:
             if len(hits) >= _KEYWORD_ENOUGH:
                 break
             rows = db.execute(
                 "SELECT r.seq FROM (SELECT rowid, rank FROM records_fts "
-                f"WHERE records_fts MATCH ? ORDER BY {'rank' if ranked else 'rowid DESC'} "
-                "LIMIT ?) AS f JOIN records r ON r.seq = f.rowid "
-                f"WHERE r.status = 'active' AND {where} ORDER BY "
-                f"{'f.rank' if ranked else 'r.seq DESC'}",
+                "WHERE records_fts MATCH ? ORDER BY rank LIMIT ?) AS f "
+                "JOIN records r ON r.seq = f.rowid "
+                f"WHERE r.status = 'active' AND {where} ORDER BY f.rank",
                 (fts_match(chosen, scope, every=every, within_scope=narrow), fetch, *params),
             )
             hits.extend(seq for (seq,) in rows if seq not in hits)
