@@ -132,12 +132,12 @@ def missing_words(source: str, kept: str, *, limit: int) -> str:
     have = content_terms(kept)
     out: list[str] = []
     seen: set[str] = set()
-    for word in map(_folded, WORD.findall(head(source).lower())):
-        stemmed = stem(word)
-        if word in STOPWORDS or stemmed in have or stemmed in seen:
+    for word in WORD.findall(head(source).lower()):
+        stemmed = _term(word)  # cached: None for a stop word
+        if stemmed is None or stemmed in have or stemmed in seen:
             continue
         seen.add(stemmed)
-        out.append(word)
+        out.append(_folded(word))
         if len(out) == limit:
             break
     return " ".join(out)

@@ -40,11 +40,12 @@ class CardKeeper:
         card = self._backend.get_card(owner_scope(scope), PROFILE_CARD)
         return ProfileCard.from_json(dict(card.data.get("card", {}))) if card else ProfileCard()
 
-    def rewrite(self, scope: Scope, kind: str, *, now: datetime) -> Card:
-        """Rewrite one card from the notes it has not seen yet."""
+    def rewrite(self, scope: Scope, kind: str, *, now: datetime, total: int | None = None) -> Card:
+        """Rewrite one card from the notes it has not seen yet; ``total``: the scope's
+        note count, when the caller has just counted them (a count reads every note)."""
         existing = self._backend.get_card(scope, kind)
         seen = int(existing.data.get("notes_seen", 0)) if existing else 0
-        total = self._count(scope)
+        total = self._count(scope) if total is None else total
         new = list(reversed(self._notes(scope, limit=max(0, total - seen))))
         if kind == PROFILE_CARD:
             previous = (
@@ -74,8 +75,9 @@ class CardKeeper:
     def _maybe_rewrite(self, scope: Scope, kind: str, now: datetime) -> None:
         existing = self._backend.get_card(scope, kind)
         seen = int(existing.data.get("notes_seen", 0)) if existing else 0
-        if self._count(scope) - seen >= self._rules.rewrite_every:
-            self.rewrite(scope, kind, now=now)
+        total = self._count(scope)
+        if total - seen >= self._rules.rewrite_every:
+            self.rewrite(scope, kind, now=now, total=total)
 
     # A card is written from its owner's notes only. With a user, containment is exactly
     # that. Without one (an anonymous run under an agent) containment would pull in every
