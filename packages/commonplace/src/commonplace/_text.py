@@ -64,10 +64,11 @@ STOPWORDS = frozenset(
 
 
 # where a turn breaks into sentences: after end punctuation (not after "Dr." or "e.g."),
-# at a spaced dash, at a line break
+# at a spaced dash, at a line break. The end punctuation is looked for first: the
+# abbreviations' look-behinds then run only where it is, not at every position.
 _SENTENCE_BREAK = re.compile(
-    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)"
-    r"(?<=[.!?])\s+(?=[\w\"'“(])|\s+[—–]\s+|\s+-{1,2}\s+|\n+"
+    r"(?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)"
+    r"\s+(?=[\w\"'“(])|\s+[—–]\s+|\s+-{1,2}\s+|\n+"
 )
 
 
