@@ -247,13 +247,20 @@ def test_a_word_in_thousands_of_records_is_left_out_of_the_any_word_search(
         assert sum(h.keyword for h in hits) == 3
 
 
+ANA = Scope(user="ana")
+
+
+def pinned_backend(tmp_path: Path) -> SQLiteBackend:
+    backend = SQLiteBackend(tmp_path / "m.db")
+    backend.write_pin(PIN)
+    return backend
+
+
 def test_a_batch_stores_each_new_episode_once_in_order_and_its_note_only_then(
     tmp_path: Path,
 ) -> None:
-    backend = SQLiteBackend(tmp_path / "m.db")
-    backend.write_pin(PIN)
-    ana = Scope(user="ana")
-    a, b, c = (episode(ana, text) for text in ("first", "second", "third"))
+    backend = pinned_backend(tmp_path)
+    a, b, c = (episode(ANA, text) for text in ("first", "second", "third"))
     assert backend.write_turns([TurnWrite(a, note(a))], unit(1.0).reshape(1, -1)) == [True]
     # b twice in one batch, a already stored: only the first copy of b is new
     turns = [TurnWrite(b, note(b)), TurnWrite(a, note(a)), TurnWrite(b, note(b)), TurnWrite(c)]
@@ -275,10 +282,8 @@ def test_a_batch_stores_each_new_episode_once_in_order_and_its_note_only_then(
 def test_an_episode_sqlite_ignores_for_another_reason_is_not_reported_new(
     tmp_path: Path,
 ) -> None:
-    backend = SQLiteBackend(tmp_path / "m.db")
-    backend.write_pin(PIN)
-    ana = Scope(user="ana")
-    kept, dropped = episode(ana, "kept"), episode(ana, "dropped by a trigger")
+    backend = pinned_backend(tmp_path)
+    kept, dropped = episode(ANA, "kept"), episode(ANA, "dropped by a trigger")
     with backend._transaction() as db:
         db.execute(
             "CREATE TEMP TRIGGER drop_one BEFORE INSERT ON episodes "
