@@ -6,6 +6,7 @@ demand), from notes only: what the assistant said can never reach them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -55,11 +56,14 @@ class CardKeeper:
             )
             recent = self._notes(scope, limit=_RECENT_FOR_VOICE)
             proposed = self._hooks.commonplace_rewrite_profile(card=previous, notes=new)
+            floor = None
             if proposed is None:
                 proposed = update_card(previous, new, recent)
+                # the rule rewrite is its own floor: recent notes only set its voice
+                floor = dataclasses.replace(proposed, voice=())
             if not isinstance(proposed, ProfileCard):
                 raise PluginError("commonplace_rewrite_profile must return a ProfileCard or None")
-            card = enforce_sticky(previous, proposed, new)
+            card = enforce_sticky(previous, proposed, new, floor=floor)
             text = render_card(card, max_tokens=self._rules.card_tokens)
             data = {"card": card.to_json(), "notes_seen": total}
         else:

@@ -154,6 +154,7 @@ class Alternation:
         # every alternative's needles in one flat list, each with the alternative it is for
         self._needles = tuple((n, i) for i, g in enumerate(guards) for n in g.needles or ())
         self._always = frozenset(i for i, g in enumerate(guards) if g.needles is None)
+        self._any = tuple(dict.fromkeys(n for n, _ in self._needles))
         self.pattern = self._compile(tuple(range(len(self._alternatives))))
         self._subset: Callable[[tuple[int, ...]], re.Pattern[str]] = functools.lru_cache(
             maxsize=_SUBSETS_CACHED
@@ -168,9 +169,9 @@ class Alternation:
     def narrowed(self, folded_text: str) -> re.Pattern[str] | None:
         """The pattern to run on the text ``folded_text`` was folded from, or None when no
         alternative can match it."""
+        if not self._always and not any(map(folded_text.__contains__, self._any)):
+            return None  # most texts hold none: one pass in C says so
         found = {i for n, i in self._needles if n in folded_text}
-        if not found and not self._always:
-            return None
         which = tuple(sorted(found | self._always))
         if len(which) == len(self._alternatives):
             return self.pattern
