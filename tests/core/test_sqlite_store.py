@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from commonplace import Config, HashingEmbedder, Kind, ManualClock, Memory, Scope
+from commonplace import Config, HashingEmbedder, Kind, ManualClock, Memory
 from commonplace.embedders import Vectors
 from commonplace.errors import (
     CorruptStoreError,
@@ -18,10 +18,7 @@ from commonplace.errors import (
     StoreClosedError,
     StoreError,
 )
-from commonplace.stores import SQLiteBackend, TurnWrite
 from commonplace.stores._sqlite_schema import SCHEMA_VERSION
-from commonplace.testing import PIN, episode, note, unit
-from commonplace.testing._fixtures import rows
 
 SEARCH_ALWAYS = Config(search_min_notes=0)
 
@@ -245,51 +242,3 @@ def test_a_word_in_thousands_of_records_is_left_out_of_the_any_word_search(
         # a query of common words alone still finds records holding all of them
         hits = backend.search(scope, query, text="lisbon tram", limit=3)
         assert sum(h.keyword for h in hits) == 3
-
-
-ANA = Scope(user="ana")
-
-
-def pinned_backend(tmp_path: Path) -> SQLiteBackend:
-    backend = SQLiteBackend(tmp_path / "m.db")
-    backend.write_pin(PIN)
-    return backend
-
-
-def test_a_batch_stores_each_new_episode_once_in_order_and_its_note_only_then(
-    tmp_path: Path,
-) -> None:
-    backend = pinned_backend(tmp_path)
-    a, b, c = (episode(ANA, text) for text in ("first", "second", "third"))
-    assert backend.write_turns([TurnWrite(a, note(a))], unit(1.0).reshape(1, -1)) == [True]
-    # b twice in one batch, a already stored: only the first copy of b is new
-    turns = [TurnWrite(b, note(b)), TurnWrite(a, note(a)), TurnWrite(b, note(b)), TurnWrite(c)]
-    vectors = rows(unit(0.0, 1.0), unit(1.0), unit(0.0, 1.0))
-    assert backend.write_turns(turns, vectors) == [True, False, False, True]
-    with backend._reading() as db:
-        assert [r[0] for r in db.execute("SELECT id FROM episodes ORDER BY seq")] == [
-            a.id,
-            b.id,
-            c.id,
-        ]
-        assert [r[0] for r in db.execute("SELECT id FROM records ORDER BY seq")] == [
-            note(a).id,
-            note(b).id,
-        ]
-    backend.close()
-
-
-def test_an_episode_sqlite_ignores_for_another_reason_is_not_reported_new(
-    tmp_path: Path,
-) -> None:
-    backend = pinned_backend(tmp_path)
-    kept, dropped = episode(ANA, "kept"), episode(ANA, "dropped by a trigger")
-    with backend._transaction() as db:
-        db.execute(
-            "CREATE TEMP TRIGGER drop_one BEFORE INSERT ON episodes "
-            "WHEN NEW.text = 'dropped by a trigger' BEGIN SELECT RAISE(IGNORE); END"
-        )
-    turns = [TurnWrite(kept, note(kept)), TurnWrite(dropped, note(dropped))]
-    assert backend.write_turns(turns, rows(unit(1.0), unit(0.0, 1.0))) == [True, False]
-    assert [r.id for r in backend.get_records([note(kept).id, note(dropped).id])] == [note(kept).id]
-    backend.close()
