@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 import subprocess
 import sys
+import zlib
 
 import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from commonplace import HashingEmbedder
+from commonplace._text import STOPWORDS, WORD
+from commonplace.embedders import _hashing
 from commonplace.embedders._hashing import stem
 
 
@@ -58,3 +66,93 @@ def test_the_vectors_are_frozen_under_their_pinned_name() -> None:
     digest = hashlib.sha256(np.round(vectors, 5).tobytes()).hexdigest()
     assert embedder.name == "commonplace-hashing-v1-256"
     assert digest == "263d2dd0d8bfe3615837411ce3e96db97a094beeda4b30d359c99a3c660a773a"
+
+
+def _one_feature_at_a_time(embedder: HashingEmbedder, texts: list[str]) -> np.ndarray:
+    """The embedder's sum as first written: each feature added to its bucket in turn."""
+    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    for row, text in enumerate(texts):
+        words = [w.replace("’", "'") for w in WORD.findall(text.lower())]
+        counts: dict[str, float] = {}
+        content = []
+        for word in words:
+            base = stem(word)
+            damp = 0.25 if word in STOPWORDS else 1.0
+            counts["w:" + base] = counts.get("w:" + base, 0.0) + damp
+            if damp == 1.0:
+                content.append(base)
+                padded = f"<{word}>"
+                for i in range(len(padded) - 2):
+                    key = "c:" + padded[i : i + 3]
+                    counts[key] = counts.get(key, 0.0) + 0.35
+        for left, right in itertools.pairwise(content):
+            key = "b:" + left + " " + right
+            counts[key] = counts.get(key, 0.0) + 0.7
+        for feature, c in counts.items():
+            weight = 1.0 + math.log(c) if c >= 1 else c
+            h = zlib.crc32(feature.encode("utf-8", "surrogatepass"))
+            out[row, h % embedder.dim] += (1.0 if (h >> 31) & 1 else -1.0) * weight
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.asarray(out / norms, dtype=np.float32)
+
+
+@settings(derandomize=True, database=None, deadline=None, max_examples=200)
+@given(
+    texts=st.lists(
+        st.lists(
+            st.sampled_from(
+                [
+                    "I",
+                    "the",
+                    "moved",
+                    "moving",
+                    "Lisbon",
+                    "lisbon",
+                    "don’t",
+                    "don't",
+                    "aaa",
+                    "café",
+                    "ſtop",
+                    "K",
+                    "😀",
+                    "to",
+                    "to",
+                    "Berlin",
+                    "cost",
+                    "300",
+                    "euros",
+                    "x",
+                ]
+            )
+            | st.text(max_size=8),
+            max_size=40,
+        ).map(" ".join),
+        min_size=1,
+        max_size=12,
+    ),
+    dim=st.sampled_from([16, 64, 256]),
+)
+def test_vectors_are_bit_for_bit_those_of_the_one_feature_at_a_time_sum(
+    texts: list[str], dim: int
+) -> None:
+    embedder = HashingEmbedder(dim=dim)
+    first = embedder.embed(texts)
+    again = embedder.embed(texts)  # from the word and bucket caches this time
+    expected = _one_feature_at_a_time(embedder, texts)
+    assert first.tobytes() == expected.tobytes()
+    assert again.tobytes() == expected.tobytes()
+
+
+def test_the_word_and_feature_caches_stop_at_their_bounds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_hashing, "_CACHED_WORDS", 10)
+    monkeypatch.setattr(_hashing, "_CACHED_FEATURES", 50)
+    embedder = HashingEmbedder()
+    texts = [" ".join(f"word{i}x{j}" for j in range(30)) for i in range(5)]
+    vectors = embedder.embed(texts)
+    assert len(embedder._words) == 10 and len(embedder._codes) == 50
+    # words and features past the bounds are computed each time, to the same vectors
+    assert embedder.embed(texts).tobytes() == vectors.tobytes()
+    assert vectors.tobytes() == _one_feature_at_a_time(embedder, texts).tobytes()

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Iterator
 
 import pytest
 
-from commonplace import Config, ManualClock, Memory, ProfileRules, Scope, count_tokens
+from commonplace import Config, Kind, ManualClock, Memory, ProfileRules, Scope, count_tokens
+from commonplace.write import ProfileCard
+from commonplace.write._profile import enforce_sticky, update_card
 
 RULES = Config(profile=ProfileRules(rewrite_every=1), search_min_notes=0)
 
@@ -118,3 +121,28 @@ def test_the_rolling_summary_is_per_thread(memory: Memory) -> None:
     travel = memory.recall("trip", scope=Scope(user="ana", thread="travel"))
     assert "Japan" in travel.summary and "tomato" not in travel.summary
     assert "Conversation so far:" in travel.render()
+
+
+def test_the_rule_rewrite_is_its_own_sticky_floor(memory: Memory) -> None:
+    for text in [
+        "My name is Ana.",
+        "I live in Lisbon.",
+        "My sister Mia is visiting next week.",
+        "We got engaged last night!",
+        "Please always answer me in Portuguese.",
+        "Is it going to rain tomorrow?",
+        "lol my cat just knocked over the plant",
+        "Tom and I broke up, he is gone.",
+    ]:
+        memory.write(text, scope="ana")
+    notes = list(
+        reversed(memory.store.recent_records(Scope(user="ana"), kinds=(Kind.NOTE,), limit=50))
+    )
+    previous = ProfileCard(identity={"city": "Porto"}, people={"Tom": "friend"})
+    proposed = update_card(previous, notes, notes[::-1])
+    floor = dataclasses.replace(proposed, voice=())
+    # recent notes only set the voice, which the floor leaves out
+    assert proposed.voice and floor == update_card(previous, notes, ())
+    assert enforce_sticky(previous, proposed, notes, floor=floor) == enforce_sticky(
+        previous, proposed, notes
+    )

@@ -6,9 +6,13 @@ rules that must never break.
 
 from __future__ import annotations
 
+import re
+import sys
+
 import pytest
 
 from commonplace import Memory, Modality
+from commonplace.write._tense import is_wordlike
 
 
 @pytest.mark.parametrize(
@@ -57,3 +61,10 @@ def test_updates_of_the_same_setting_share_a_key(memory: Memory) -> None:
     assert old is not None and new is not None
     assert old.tags.key == new.tags.key
     assert (old.tags.value, new.tags.value) == ("8000", "8001")
+
+
+def test_a_wordlike_token_is_what_the_word_pattern_matches_at_its_start() -> None:
+    pattern = re.compile(r"[\w']")
+    for cp in range(sys.maxunicode + 1):
+        c = chr(cp)
+        assert is_wordlike(c + "x") == (pattern.match(c) is not None), hex(cp)

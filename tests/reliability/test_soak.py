@@ -12,8 +12,8 @@ Growth must be explained by the data written:
   tables hold (``logical_bytes``), and the log never grows without bound;
 - the process's resident memory grows by no more than what the data in memory accounts
   for: the vector cache (as allocated: one float32 row per note, in per-scope blocks that
-  grow by doubling) and the bounded caches (the embedder's feature buckets, the
-  content-word cache), plus a fixed allowance for the allocator. In the long variant a
+  grow by doubling) and the bounded caches (the embedder's feature buckets and words,
+  the content-word cache), plus a fixed allowance for the allocator. In the long variant a
   leak of a few hundred bytes per operation exceeds that allowance; the short variant is
   a smoke test of the same accounting.
 """
@@ -48,7 +48,8 @@ FILE_FACTOR = 3.0  # indexes, the full-text index, page slack: measured at 1.9 t
 FILE_ALLOWANCE = 6 * MiB  # an empty store, and a log of up to ~1000 pages between checkpoints
 LOG_LIMIT = 16 * MiB  # four times the automatic checkpoint's threshold
 RSS_ALLOWANCE = 48 * MiB  # the allocator's slack, measured at 10 to 15 MiB
-BUCKET_BYTES = 400  # an embedder cache entry: the feature string, its tuple, the dict slot
+BUCKET_BYTES = 400  # an embedder cache entry: the feature string, its code, the dict slot
+WORD_BYTES = 1024  # an embedder word entry: the word, its stem and trigram strings, tuples
 TERMS_BYTES = 1536  # a content-word cache entry: the text and its frozenset (~1.2 KiB)
 ADJECTIVES = ("old", "new", "small", "big", "quiet", "loud", "kind", "busy", "calm", "shy")
 
@@ -132,6 +133,7 @@ def test_a_long_mixed_workload_grows_only_with_its_data(tmp_path: Path) -> None:
     explained = (
         final["vectors"]
         + final["buckets"] * BUCKET_BYTES
+        + final["words"] * WORD_BYTES
         + final["terms"] * TERMS_BYTES
         + RSS_ALLOWANCE
     )
@@ -169,6 +171,7 @@ def _sample(memory: Memory, path: Path, ops: int) -> dict[str, float]:
         "episodes": memory.count(Kind.EPISODE),
         # what the in-memory data is made of, to explain the process's growth
         "vectors": sum(b.matrix.nbytes + b.seqs.nbytes for b in blocks.values()),
-        "buckets": len(getattr(memory.embedder, "_buckets", {})),
+        "buckets": len(getattr(memory.embedder, "_codes", {})),
+        "words": len(getattr(memory.embedder, "_words", {})),
         "terms": _content_terms.cache_info().currsize,
     }

@@ -64,10 +64,11 @@ STOPWORDS = frozenset(
 
 
 # where a turn breaks into sentences: after end punctuation (not after "Dr." or "e.g."),
-# at a spaced dash, at a line break
+# at a spaced dash, at a line break. The end punctuation is looked for first: the
+# abbreviations' look-behinds then run only where it is, not at every position.
 _SENTENCE_BREAK = re.compile(
-    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)"
-    r"(?<=[.!?])\s+(?=[\w\"'“(])|\s+[—–]\s+|\s+-{1,2}\s+|\n+"
+    r"(?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)"
+    r"\s+(?=[\w\"'“(])|\s+[—–]\s+|\s+-{1,2}\s+|\n+"
 )
 
 
@@ -132,12 +133,12 @@ def missing_words(source: str, kept: str, *, limit: int) -> str:
     have = content_terms(kept)
     out: list[str] = []
     seen: set[str] = set()
-    for word in map(_folded, WORD.findall(head(source).lower())):
-        stemmed = stem(word)
-        if word in STOPWORDS or stemmed in have or stemmed in seen:
+    for word in WORD.findall(head(source).lower()):
+        stemmed = _term(word)  # cached: None for a stop word
+        if stemmed is None or stemmed in have or stemmed in seen:
             continue
         seen.add(stemmed)
-        out.append(word)
+        out.append(_folded(word))
         if len(out) == limit:
             break
     return " ".join(out)

@@ -98,43 +98,86 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         notes = sum(1 for t in turns if t.note is not None)
         if notes and (vectors is None or len(vectors) != notes):
             raise InvalidInputError("write_turns needs exactly one vector per note")
-        fresh: list[bool] = []
-        row = 0
         with self._transaction() as db:
-            for turn in turns:
+            # one statement per table for the batch, rows in the turns' order (so the
+            # sequence numbers are those one statement per turn gave them)
+            fresh = self._insert_episodes(db, [t.episode for t in turns])
+            rows: list[tuple[Any, ...]] = []
+            sources: list[tuple[str, str]] = []
+            row = 0
+            for turn, is_new in zip(turns, fresh):
+                if turn.note is None:
+                    continue
+                assert vectors is not None
+                if is_new:
+                    rows.append(
+                        (*record_values(turn.note), np.asarray(vectors[row], np.float32).tobytes())
+                    )
+                    sources += [(turn.note.id, source) for source in turn.note.provenance]
+                row += 1
+            db.executemany(f"INSERT INTO records ({INSERT_COLUMNS}) VALUES ({marks(26)})", rows)
+            db.executemany(
+                "INSERT OR IGNORE INTO provenance (record_id, source_id) VALUES (?, ?)", sources
+            )
+            # what the new turns change among the stored records, turn by turn: a merge or
+            # a supersession only ever names records stored before this batch, or the
+            # turn's own note, inserted above
+            for turn, is_new in zip(turns, fresh):
+                if not is_new:
+                    continue
                 ep = turn.episode
-                cursor = db.execute(
-                    f"INSERT OR IGNORE INTO episodes ({EPISODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
-                    (
-                        ep.id,
-                        *ep.scope.parts(),
-                        ep.role.value,
-                        ep.text,
-                        to_epoch(ep.at),
-                        json.dumps(dict(ep.meta), ensure_ascii=False),
-                    ),
-                )
-                is_new = cursor.rowcount == 1
-                fresh.append(is_new)
-                if turn.note is not None:
-                    assert vectors is not None
-                    if is_new:
-                        self._insert_record(db, turn.note, vectors[row])
-                    row += 1
-                if is_new and turn.merge_into is not None:
+                if turn.merge_into is not None:
                     self._merge(db, turn.merge_into, ep.id, turn.merged_tags, ep.at)
-                if is_new and turn.supersedes and turn.note is not None:
+                if turn.supersedes and turn.note is not None:
                     self._supersede(db, turn.supersedes, turn.note.id, ep.at)
-                if is_new and turn.superseded_at is not None and turn.note is not None:
+                if turn.superseded_at is not None and turn.note is not None:
                     newer, when = turn.superseded_at
                     self._supersede(db, [turn.note.id], newer, when)
-                if is_new and turn.invalidates:
+                if turn.invalidates:
                     db.execute(
                         "UPDATE records SET status = 'invalid', status_since = ? "
                         f"WHERE id IN ({marks(len(turn.invalidates))})",
                         (to_epoch(ep.at), *turn.invalidates),
                     )
         return fresh
+
+    def _insert_episodes(self, db: sqlite3.Connection, episodes: list[Episode]) -> list[bool]:
+        """Insert the episodes not stored yet; for each, whether this call stored it."""
+        before = self._stored_episodes(db, [ep.id for ep in episodes])
+        cursor = db.executemany(
+            f"INSERT OR IGNORE INTO episodes ({EPISODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+            [
+                (
+                    ep.id,
+                    *ep.scope.parts(),
+                    ep.role.value,
+                    ep.text,
+                    to_epoch(ep.at),
+                    json.dumps(dict(ep.meta), ensure_ascii=False),
+                )
+                for ep in episodes
+            ],
+        )
+        seen: set[str] = set()
+        fresh = []
+        for ep in episodes:  # the first of a batch's copies is the one stored
+            fresh.append(ep.id not in before and ep.id not in seen)
+            seen.add(ep.id)
+        if cursor.rowcount != sum(fresh):  # a row SQLite ignored for another reason
+            after = self._stored_episodes(db, list(seen))
+            fresh = [new and ep.id in after for new, ep in zip(fresh, episodes)]
+        return fresh
+
+    def _stored_episodes(self, db: sqlite3.Connection, ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        for chunk in chunks(ids):
+            found.update(
+                i
+                for (i,) in db.execute(
+                    f"SELECT id FROM episodes WHERE id IN ({marks(len(chunk))})", chunk
+                )
+            )
+        return found
 
     def _merge(
         self, db: sqlite3.Connection, target: str, episode_id: str, tags: Tags | None, at: datetime

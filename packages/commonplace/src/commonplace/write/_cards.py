@@ -6,6 +6,7 @@ demand), from notes only: what the assistant said can never reach them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -40,11 +41,12 @@ class CardKeeper:
         card = self._backend.get_card(owner_scope(scope), PROFILE_CARD)
         return ProfileCard.from_json(dict(card.data.get("card", {}))) if card else ProfileCard()
 
-    def rewrite(self, scope: Scope, kind: str, *, now: datetime) -> Card:
-        """Rewrite one card from the notes it has not seen yet."""
+    def rewrite(self, scope: Scope, kind: str, *, now: datetime, total: int | None = None) -> Card:
+        """Rewrite one card from the notes it has not seen yet; ``total``: the scope's
+        note count, when the caller has just counted them (a count reads every note)."""
         existing = self._backend.get_card(scope, kind)
         seen = int(existing.data.get("notes_seen", 0)) if existing else 0
-        total = self._count(scope)
+        total = self._count(scope) if total is None else total
         new = list(reversed(self._notes(scope, limit=max(0, total - seen))))
         if kind == PROFILE_CARD:
             previous = (
@@ -54,11 +56,14 @@ class CardKeeper:
             )
             recent = self._notes(scope, limit=_RECENT_FOR_VOICE)
             proposed = self._hooks.commonplace_rewrite_profile(card=previous, notes=new)
+            floor = None
             if proposed is None:
                 proposed = update_card(previous, new, recent)
+                # the rule rewrite is its own floor: recent notes only set its voice
+                floor = dataclasses.replace(proposed, voice=())
             if not isinstance(proposed, ProfileCard):
                 raise PluginError("commonplace_rewrite_profile must return a ProfileCard or None")
-            card = enforce_sticky(previous, proposed, new)
+            card = enforce_sticky(previous, proposed, new, floor=floor)
             text = render_card(card, max_tokens=self._rules.card_tokens)
             data = {"card": card.to_json(), "notes_seen": total}
         else:
@@ -74,8 +79,9 @@ class CardKeeper:
     def _maybe_rewrite(self, scope: Scope, kind: str, now: datetime) -> None:
         existing = self._backend.get_card(scope, kind)
         seen = int(existing.data.get("notes_seen", 0)) if existing else 0
-        if self._count(scope) - seen >= self._rules.rewrite_every:
-            self.rewrite(scope, kind, now=now)
+        total = self._count(scope)
+        if total - seen >= self._rules.rewrite_every:
+            self.rewrite(scope, kind, now=now, total=total)
 
     # A card is written from its owner's notes only. With a user, containment is exactly
     # that. Without one (an anonymous run under an agent) containment would pull in every

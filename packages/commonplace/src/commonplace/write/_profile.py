@@ -138,14 +138,19 @@ def preferences_in(note_text: str) -> list[str]:
 
 
 def enforce_sticky(
-    previous: ProfileCard, proposed: ProfileCard, notes: Sequence[Record]
+    previous: ProfileCard,
+    proposed: ProfileCard,
+    notes: Sequence[Record],
+    *,
+    floor: ProfileCard | None = None,
 ) -> ProfileCard:
     """Put back what the sticky rules keep, whatever the rewriter proposed.
 
     What the rules extract from the new notes is the floor: identity facts and
     named people the notes state, and their life events, are always on the card.
+    ``floor`` is ``update_card(previous, notes, ())`` when the caller has it already.
     """
-    floor = update_card(previous, notes, ())
+    floor = update_card(previous, notes, ()) if floor is None else floor
     contradicted = {
         n.tags.key.predicate
         for n in notes

@@ -6,8 +6,10 @@ who or what was named, the emotion, any major life event and any fact that can
 later change (subject/predicate/value), scores importance, and rewrites the
 sentence in the present tense about "the user". Noise gets a :class:`Skip`.
 
-Every lexicon is compiled into one regular expression at import time, so a turn
-costs a few dozen regex scans whatever the size of the word lists.
+Every lexicon is compiled into one regular expression at import time, and a pattern
+runs only on a text that holds one of the literal words every match of it needs
+(``_prefilter``), so a turn costs the few scans that can match, whatever the size of
+the word lists.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from ._clauses import (
     without_greeting,
     without_speaker,
 )
+from ._fact_patterns import END as _END
+from ._fact_patterns import FACT_PATTERNS, THE_X_IS
+from ._prefilter import Alternation, Guarded, folded
 from ._tense import capitalise, third_person
 from ._types import NoteDraft, Skip, Turn
 
@@ -53,30 +58,36 @@ def _markers(phrases: Iterable[str]) -> re.Pattern[str]:
 
 
 _NOISE_WORD = re.compile(lex.LAUGHTER_PATTERN + "|" + lex.MURMUR_PATTERN)
-_QUOTE = re.compile(
-    _markers(lex.QUOTE_MARKERS).pattern
-    + r"|\byour (?:\w+ )?(?:"
-    + _alternation(lex.QUOTED_THINGS)
-    + r")\b"
-    # "the assistant told me ...", "according to ChatGPT": reported speech of a machine
-    + r"|(?<![\w'])(?:(?:the|my|your|this|that|our|an?) )?(?:"
-    + _alternation(lex.ASSISTANT_NAMES)
-    + r")(?:'s)? (?:(?:just|also|once|earlier|previously|already|then|apparently) )?(?:"
-    + _alternation(lex.REPORTING_VERBS)
-    + r")(?![\w'])"
-    + r"|\baccording to (?:(?:the|my|your|an?) )?(?:"
-    + _alternation(lex.ASSISTANT_NAMES)
-    + r")(?![\w'])"
+_QUOTE = Guarded(
+    re.compile(
+        _markers(lex.QUOTE_MARKERS).pattern
+        + r"|\byour (?:\w+ )?(?:"
+        + _alternation(lex.QUOTED_THINGS)
+        + r")\b"
+        # "the assistant told me ...", "according to ChatGPT": reported speech of a machine
+        + r"|(?<![\w'])(?:(?:the|my|your|this|that|our|an?) )?(?:"
+        + _alternation(lex.ASSISTANT_NAMES)
+        + r")(?:'s)? (?:(?:just|also|once|earlier|previously|already|then|apparently) )?(?:"
+        + _alternation(lex.REPORTING_VERBS)
+        + r")(?![\w'])"
+        + r"|\baccording to (?:(?:the|my|your|an?) )?(?:"
+        + _alternation(lex.ASSISTANT_NAMES)
+        + r")(?![\w'])"
+    )
 )
-_LAUGHTER = _markers(lex.LAUGHTER_MARKERS)
+_LAUGHTER = Guarded(_markers(lex.LAUGHTER_MARKERS))
 _LAUGHTER_EMOJI = re.compile("|".join(lex.LAUGHTER_EMOJI))
-_EXPLICIT_JOKE = re.compile(r"(?<![\w'])(?:" + _alternation(lex.JOKE_MARKERS) + r")(?![\w'])")
-_SARCASM = re.compile("|".join(f"(?:{p})" for p in lex.SARCASM_PATTERNS))
-_HYPOTHETICAL = _markers(lex.HYPOTHETICAL_MARKERS)
+_EXPLICIT_JOKE = Guarded(
+    re.compile(r"(?<![\w'])(?:" + _alternation(lex.JOKE_MARKERS) + r")(?![\w'])")
+)
+_SARCASM = Guarded(re.compile("|".join(f"(?:{p})" for p in lex.SARCASM_PATTERNS)))
+_HYPOTHETICAL = Guarded(_markers(lex.HYPOTHETICAL_MARKERS))
 # "would it be crazy if I moved": "if" with a past tense imagines
-_IF_PAST = re.compile(
-    r"\bif (?:i|we) (?:\w+ed|were|had|was|took|went|quit|got|left|ran|sold|bought|lost|won|"
-    r"became|gave|did|made|stopped|came)\b"
+_IF_PAST = Guarded(
+    re.compile(
+        r"\bif (?:i|we) (?:\w+ed|were|had|was|took|went|quit|got|left|ran|sold|bought|lost|won|"
+        r"became|gave|did|made|stopped|came)\b"
+    )
 )
 _CONDITIONAL = re.compile(
     r"^(?:"
@@ -98,280 +109,48 @@ _QUESTION = re.compile(
 # stated time, is a real event told with a laugh ("lol my toddler just put my
 # phone in the fridge", "we eloped last Friday lol"), not a joke.
 _SUBJECT = r"\b(?:i|we|my [\w']+|our [\w']+|he|she|they)\s+"
-_JUST_HAPPENED = re.compile(_SUBJECT + r"just\s+[\w']+")
-_PAST_VERB = re.compile(
-    _SUBJECT
-    + r"(?:[\w']+ed\b|(?:got|put|took|made|went|said|told|called|ate|broke|fell|left|lost|won|ran|saw|found|bought|sent|threw|forgot|came|gave|hit|spilt)\b)"
+_JUST_HAPPENED = Guarded(re.compile(_SUBJECT + r"just\s+[\w']+"))
+_PAST_VERB = Guarded(
+    re.compile(
+        _SUBJECT
+        + r"(?:[\w']+ed\b|(?:got|put|took|made|went|said|told|called|ate|broke|fell|left|lost|won|ran|saw|found|bought|sent|threw|forgot|came|gave|hit|spilt)\b)"
+    )
 )
-_WHEN = re.compile(
-    r"\b(?:yesterday|today|tonight|this (?:morning|afternoon|evening|week|weekend)|last (?:night|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|earlier today|\d+ (?:minutes|hours|days) ago)\b"
+_WHEN = Guarded(
+    re.compile(
+        r"\b(?:yesterday|today|tonight|this (?:morning|afternoon|evening|week|weekend)|last (?:night|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|earlier today|\d+ (?:minutes|hours|days) ago)\b"
+    )
 )
 _OPENERS = re.compile(r"^(?:(?:" + _alternation(lex.DISCOURSE_OPENERS) + r")(?:\s*,\s*|\s+))+")
 _GREETING = re.compile(r"^(?:" + _alternation(lex.GREETINGS) + r")\b")
 # a feeling word right after a negation is denied, not felt ("not worried", "don't love")
 _NEGATED = re.compile(r"(?:^|[\s,])(?:" + _alternation(NEGATIONS) + r")\s+(?:[\w']+\s+)?$")
-_EMOTION = re.compile(
-    "|".join(
-        f"(?P<{emotion}>(?<![\\w']){'(?:' + _alternation(words) + ')'}(?![\\w']))"
+# one named alternative per emotion; only those whose words a turn holds are run
+_EMOTION = Alternation(
+    [
+        (emotion, "(?<![\\w'])(?:" + _alternation(words) + ")(?![\\w'])")
         for emotion, words in lex.EMOTIONS.items()
-    )
+    ]
 )
 _EVENTS = tuple(event for _, event in lex.LIFE_EVENT_PATTERNS)
-_LIFE_EVENT = re.compile(
-    "|".join(f"(?P<e{i}>{pattern})" for i, (pattern, _) in enumerate(lex.LIFE_EVENT_PATTERNS))
+_LIFE_EVENT = Alternation(
+    [(f"e{i}", pattern) for i, (pattern, _) in enumerate(lex.LIFE_EVENT_PATTERNS)]
 )
-_KIN = re.compile(
-    r"\b(?:my|our) (?:(?:new|old|late|dear|little|big|older|younger|ex|step)[ -])?("
-    + _alternation(lex.KIN_WORDS + lex.PARTNER_WORDS)
-    + r")(?:'s)?\b"
+_KIN = Guarded(
+    re.compile(
+        r"\b(?:my|our) (?:(?:new|old|late|dear|little|big|older|younger|ex|step)[ -])?("
+        + _alternation(lex.KIN_WORDS + lex.PARTNER_WORDS)
+        + r")(?:'s)?\b"
+    )
 )
 _PARTNERS = frozenset(lex.PARTNER_WORDS)
 _KIN_SET = frozenset(lex.KIN_WORDS) | _PARTNERS
 _CURRENCY = re.compile(r"^(?:" + _alternation(lex.CURRENCY_WORDS) + r")\s+")
 
-# What can end a value: punctuation, the end, or a word that starts a new clause.
-_END = r"\s*(?:[.,!;?]|$|\s+(?:now|since|with|for|because|but|and|as|from now on|these days|instead|rather than|not|that|who|which|btw|lol|haha|on the|at the|in the|too|again|anymore|after|before|until|when|where|in|on|at|to|from|so|today|yesterday|tomorrow|tonight|last|this|next)\b)"
-_NAME = r"(?-i:[A-Z])[\w'’-]*(?:\s+(?-i:[A-Z])[\w'’-]*){0,2}"
-_ORG_WORD = r"[\w&'’-]*(?:\.[\w&'’-]+)*"
-_ORG = (
-    r"(?-i:[A-Z])"
-    + _ORG_WORD
-    + r"(?:\s+(?:of\s+|de\s+|&\s+)?(?-i:[A-Z0-9])"
-    + _ORG_WORD
-    + r"){0,3}"
-)
-# a place may be typed in lower case ("toronto"), but only its first word
-_PLACE = (
-    r"(?!(?:" + "|".join(lex.MONTHS_AND_DAYS) + r")\b)[A-Z][\w'’-]*(?:\s+(?-i:[A-Z])[\w'’-]*){0,2}"
-)
-_TOKEN = r"[\w@:/#'’+-]+(?:\.[\w@:/#'’+-]+)*"
-_VALUE = _TOKEN + r"(?:\s+" + _TOKEN + r"){0,5}?"
-
-# (pattern, subject, predicate, event); an empty predicate is read from the
-# match's "p" group. The value is always the "v" group; the event (if any) is
-# what the fact implies ("I just started at Canva" is a new job).
-_FACT_PATTERNS: tuple[tuple[re.Pattern[str], str, str, str | None], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), subject, predicate, event)
-    for pattern, subject, predicate, event in (
-        (
-            r"\bmy (?:first |full )?name(?:'s| is) (?P<v>" + _NAME + r"|[\w'’-]+)",
-            "user",
-            "name",
-            None,
-        ),
-        (r"\b(?:call me|i go by|you can call me) (?P<v>[\w'’-]{1,30})", "user", "name", None),
-        (
-            r"\b(?:i|we)(?:'m| am|'re| are) (?:now )?(?:living|based) in (?P<v>"
-            + _PLACE
-            + r")"
-            + _END,
-            "user",
-            "city",
-            None,
-        ),
-        (
-            r"\b(?:i|we) (?:now |still |currently )?live in (?:(?:a|an|the|our|my) [\w' -]{1,30}? in )?(?P<v>"
-            + _PLACE
-            + r")"
-            + _END,
-            "user",
-            "city",
-            None,
-        ),
-        (
-            r"\b(?:i|we)(?:'m| am|'re| are) now in (?P<v>" + _PLACE + r")" + _END,
-            "user",
-            "city",
-            None,
-        ),
-        (r"\b(?:i|we)(?:'m| am|'re| are) in (?P<v>" + _PLACE + r") now\b", "user", "city", None),
-        (
-            r"(?:\b(?:i|we)\s+|^)(?:just |finally |recently )?(?:moved|relocated)(?: back| over| in together)?(?: from [\w'’ -]+?)? (?:to|in) (?P<v>(?!the\b|a\b|my\b|our\b)"
-            + _PLACE
-            + r")"
-            + _END,
-            "user",
-            "city",
-            "move",
-        ),
-        (
-            r"\bi (?:now |still |currently )?work (?:at|for) (?P<v>"
-            + _ORG
-            + r"|"
-            + _TOKEN
-            + r")"
-            + _END
-            + r"|\bi work (?:at|for) (?P<w>[\w&'’ .-]{1,40}?)\s*(?:[.,!;]|$| as| now| since)",
-            "user",
-            "employer",
-            None,
-        ),
-        (
-            r"\bi (?:just )?joined (?:a|an) (?:[\w-]+ ){0,4}?(?:company|startup|firm|agency|studio|lab|team|bank|nonprofit|charity) (?:called|named) (?P<v>"
-            + _ORG
-            + r")",
-            "user",
-            "employer",
-            "new_job",
-        ),
-        (
-            r"(?:\bi(?:'ve| have)? |^)(?:just |finally |officially )?(?:joined|started at|start at|(?:started|starting|start) (?:a |my )?(?:new )?(?:job|role|position) (?:at|with)|started working at|got a job at|got the job at|landed a job at|accepted (?:the|an|a|their) (?:job )?offer (?:from|at))(?:\s+work)? (?P<v>"
-            + _ORG
-            + r")",
-            "user",
-            "employer",
-            "new_job",
-        ),
-        (
-            r"\bi(?:'m| am) (?:starting|beginning) (?:a new job |work )?at (?P<v>" + _ORG + r")",
-            "user",
-            "employer",
-            "new_job",
-        ),
-        (
-            r"\bi(?:'m| am) now (?:at|with|working at|working for) (?P<v>" + _ORG + r")",
-            "user",
-            "employer",
-            "new_job",
-        ),
-        (
-            r"\bpromoted to (?:be |the role of |become )?(?:an? |the )?(?P<v>[a-z]+(?: [a-z]+){0,3}?)"
-            + _END,
-            "user",
-            "job",
-            "promotion",
-        ),
-        (
-            r"\bi work as (?:an? )?(?P<v>[\w -]{2,40}?)\s*(?:[.,!;]|$| at| for| in)",
-            "user",
-            "job",
-            None,
-        ),
-        (
-            r"\bmy (?:job|profession|occupation) is (?:an? )?(?P<v>[\w -]{2,40}?)\s*(?:[.,!;]|$)",
-            "user",
-            "job",
-            None,
-        ),
-        (
-            r"\b(?:i|we)(?:'m| am) (?:now )?(?:on|in) the (?P<v>[\w -]{1,30}?) team\b",
-            "user",
-            "team",
-            None,
-        ),
-        (
-            r"\bi(?:'m| am|m) (?P<v>\d{1,3})(?:\s*(?:years old|year old|yo|y/o))?(?="
-            + _END
-            + r"|\s+(?:years|today|this|next))",
-            "user",
-            "age",
-            None,
-        ),
-        (r"\bi (?:just |recently )?turned (?P<v>\d{1,3})\b", "user", "age", None),
-        (
-            r"\bmy (?:wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|spouse)(?:'s name)? is (?P<v>"
-            + _NAME
-            + r")",
-            "user",
-            "partner",
-            None,
-        ),
-        (
-            r"\bi(?:'m| am|'ve been| have been) (?:dating|seeing|with) (?:someone|somebody|a (?:guy|girl|man|woman))(?: new)?\W+(?:her|his|their) name is (?P<v>"
-            + _NAME
-            + r")",
-            "user",
-            "partner",
-            None,
-        ),
-        (
-            r"\bi(?:'m| am) (?:dating|seeing|engaged to|married to) (?P<v>" + _NAME + r")",
-            "user",
-            "partner",
-            None,
-        ),
-        (r"\b(?:my|our) (?P<p>[a-z]+)'s name is (?P<v>" + _NAME + r")", "user", "", None),
-        (
-            r"\b(?:my|our) (?P<p>[a-z][a-z0-9 ]{1,30}?) (?:has )?(?:changed|is different now)(?: to|,? (?:it's|it is|now it's)| - it's)? (?P<v>"
-            + _VALUE
-            + r")"
-            + _END,
-            "user",
-            "",
-            None,
-        ),
-        (
-            r"\b(?:my|our) (?P<p>[a-z][a-z0-9 ]{1,30}?) (?:is|are|was changed to|changed to) (?:now )?(?!\w+ing\b)(?P<v>"
-            + _VALUE
-            + r")"
-            + _END,
-            "user",
-            "",
-            None,
-        ),
-        (
-            r"\b(?:the|our|my) (?P<p>[a-z][a-z0-9 ]{1,30}?) (?:is now|moved to|changed to|was moved to|was changed to|(?:now )?(?:runs on|points to|listens on|lives at|is hosted (?:at|on))|is moving to) (?P<v>"
-            + _VALUE
-            + r")"
-            + _END,
-            "user",
-            "",
-            None,
-        ),
-        (
-            r"\b(?:the|our|my) (?P<p>[a-z][a-z0-9 ]{1,30}?) (?:has |have |was |were |just |recently )*(?:relocated|migrated|switched(?: its [a-z]+)?|rewritten|rebuilt|ported|grew|dropped|rose|fell|shrank|went (?:up|down)|upgraded|downgraded|expanded) (?:over )?(?:to|in|into|onto) (?P<v>"
-            + _VALUE
-            + r")"
-            + _END,
-            "user",
-            "",
-            None,
-        ),
-        (
-            r"(?P<v>"
-            + _NAME
-            + r") is (?:now )?(?:my|our) (?:new )?(?P<p>(?:"
-            + "|".join(
-                lex.KIN_WORDS
-                + lex.PARTNER_WORDS
-                + (
-                    "manager",
-                    "boss",
-                    "landlord",
-                    "teacher",
-                    "coach",
-                    "doctor",
-                    "therapist",
-                    "mentor",
-                    "roommate",
-                    "neighbour",
-                    "neighbor",
-                )
-            )
-            + r"))\b",
-            "user",
-            "",
-            None,
-        ),
-        (
-            r"\b(?:i |we )?(?:changed|switched|set|updated|bumped|upgraded|moved|migrated|raised|lowered|increased|decreased|reduced) (?:the|my|our) (?P<p>[a-z][a-z0-9 ]{1,30}?) (?:to|over to) (?P<v>"
-            + _VALUE
-            + r")"
-            + _END,
-            "user",
-            "",
-            None,
-        ),
-    )
-)
-# "the X is Y" is a fact only for a setting, a number or an update ("the weather is
-# nice" is not), which _predicate checks.
-_THE_X_IS = re.compile(
-    r"\b(?:the|our) (?P<p>[a-z][a-z0-9 ]{1,30}?) (?:is|are)(?: now)?(?: (?P<prep>on|at))? (?P<v>"
-    + _VALUE
-    + r")"
-    + _END,
-    re.IGNORECASE,
+# every fact rule in the order they are tried, each with its needles
+_FACT_RULES = tuple(
+    (Guarded(pattern), subject, predicate, event)
+    for pattern, subject, predicate, event in (*FACT_PATTERNS, (THE_X_IS, "user", "", None))
 )
 _UPDATE = re.compile(r"\s*(?:now|from now on|these days|anymore)\b")
 _NOW = re.compile(r"\bnow\b", re.IGNORECASE)
@@ -384,15 +163,19 @@ _VALUE_UNIT = re.compile(r"(?:the\s+)?(\S*\d\S*)\s+(floor|level|version|tier|pla
 _CLOCK = re.compile(r"\d{1,2}(?:[:.]\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.)?", re.IGNORECASE)
 _CALLED = re.compile(r"^(?:a|an)\s.*?\b(?:called|named)\s+(.+)$", re.IGNORECASE)
 _ARTICLE = re.compile(r"^(?:a|an)\s+", re.IGNORECASE)
-_OCCUPATION = re.compile(
-    r"\bi(?:'m| am|m) (?:now )?(?:an? )(?P<v>[a-z]+(?: [a-z]+){0,3}?)"
-    + _END
-    + r"|\bi(?:'m| am|m) (?:now )?(?:an? )(?P<w>[a-z]+(?: [a-z]+){0,3}?)\s+(?:at|in|from|working)\b",
-    re.IGNORECASE,
+_OCCUPATION = Guarded(
+    re.compile(
+        r"\bi(?:'m| am|m) (?:now )?(?:an? )(?P<v>[a-z]+(?: [a-z]+){0,3}?)"
+        + _END
+        + r"|\bi(?:'m| am|m) (?:now )?(?:an? )(?P<w>[a-z]+(?: [a-z]+){0,3}?)\s+(?:at|in|from|working)\b",
+        re.IGNORECASE,
+    )
 )
-_SELF_NAME = re.compile(
-    r"\b(?:i'm|i am|im|this is) (?P<v>(?-i:[A-Z])[\w'’-]+)(?=\s*(?:[,.!;]|$|\s+(?:and|from|here|by)\b))",
-    re.IGNORECASE,
+_SELF_NAME = Guarded(
+    re.compile(
+        r"\b(?:i'm|i am|im|this is) (?P<v>(?-i:[A-Z])[\w'’-]+)(?=\s*(?:[,.!;]|$|\s+(?:and|from|here|by)\b))",
+        re.IGNORECASE,
+    )
 )
 
 _ORDINARY = (
@@ -484,10 +267,13 @@ def _fold(text: str) -> str:
 
 
 def _noise_reason(text: str) -> str | None:
-    words = [_REPEATS.sub(r"\1", w.lower().replace("’", "'")) for w in WORD.findall(text)]
-    if not words:
+    found = WORD.findall(text)
+    if not found:
         return "no words: emoji or punctuation only"
-    joined = " ".join(words)
+    # one substitution for all the words at once: a run of a repeated character never
+    # spans the single space between two words
+    joined = _REPEATS.sub(r"\1", _fold(" ".join(found)))
+    words = joined.split(" ")
     if joined in lex.NOISE_PHRASES or (len(words) <= 3 and all(_is_noise_word(w) for w in words)):
         return f"noise: {joined!r} carries nothing to remember"
     if len(words) == 1 and len(words[0]) <= 2:
@@ -528,24 +314,28 @@ def _best_sentence(sentences: list[str], text: str) -> str:
 def _modality(sentence: str, whole: str) -> tuple[Modality, bool]:
     """How the turn was meant, and whether it was sarcastic."""
     lowered = _strip_openers(_fold(sentence).strip())
-    if _QUOTE.search(whole):
+    whole_folded, lowered_folded = folded(whole), folded(lowered)
+    if _QUOTE.search(whole, whole_folded):
         return Modality.QUOTE, False
-    if _SARCASM.search(whole) or any(_SARCASM.search(s) for s in _clauses(whole)):
+    # a clause is part of the whole turn: when the turn lacks the needles, so does each clause
+    if _SARCASM.possible(whole_folded) and (
+        _SARCASM.pattern.search(whole) or any(_SARCASM.pattern.search(s) for s in _clauses(whole))
+    ):
         return Modality.JOKE, True
-    if _EXPLICIT_JOKE.search(whole):
+    if _EXPLICIT_JOKE.search(whole, whole_folded):
         return Modality.JOKE, False
     question = lowered.endswith("?") or _QUESTION.match(lowered) is not None
     hypothetical = (
-        _HYPOTHETICAL.search(lowered) is not None
+        _HYPOTHETICAL.search(lowered, lowered_folded) is not None
         or _CONDITIONAL.match(lowered) is not None
-        or _IF_PAST.search(lowered) is not None
+        or _IF_PAST.search(lowered, lowered_folded) is not None
     )
     if (
-        (_LAUGHTER.search(whole) or _LAUGHTER_EMOJI.search(whole))
+        (_LAUGHTER.search(whole, whole_folded) or _LAUGHTER_EMOJI.search(whole))
         and not question
         and not hypothetical
-        and not _JUST_HAPPENED.search(whole)
-        and not (_PAST_VERB.search(whole) and _WHEN.search(whole))
+        and not _JUST_HAPPENED.search(whole, whole_folded)
+        and not (_PAST_VERB.search(whole, whole_folded) and _WHEN.search(whole, whole_folded))
     ):
         return Modality.JOKE, False
     if hypothetical:
@@ -565,7 +355,8 @@ def _strip_openers(lowered: str) -> str:
 
 
 def _life_event(lowered: str) -> str | None:
-    match = _LIFE_EVENT.search(lowered)
+    pattern = _LIFE_EVENT.narrowed(folded(lowered))
+    match = pattern.search(lowered) if pattern is not None else None
     if match is None or match.lastgroup is None:
         return None
     return _EVENTS[int(match.lastgroup[1:])]
@@ -574,8 +365,9 @@ def _life_event(lowered: str) -> str | None:
 def _fact(sentence: str, whole: str) -> tuple[FactKey | None, str | None, str | None]:
     """The changeable fact a statement states, as (key, value, implied event)."""
     body = _strip_openers_keep_case(sentence)
-    for pattern, subject, predicate, event in (*_FACT_PATTERNS, (_THE_X_IS, "user", "", None)):
-        match = pattern.search(body)
+    body_folded = folded(body)
+    for guarded, subject, predicate, event in _FACT_RULES:
+        match = guarded.search(body, body_folded)
         if not match:
             continue
         groups = match.groupdict()
@@ -587,7 +379,7 @@ def _fact(sentence: str, whole: str) -> tuple[FactKey | None, str | None, str | 
             predicate, value = _predicate(groups.get("p") or "", value, match, body)
         if value and subject and predicate:
             return FactKey(subject, predicate), value, event
-    match = _OCCUPATION.search(body)
+    match = _OCCUPATION.search(body, body_folded)
     if match:
         value = (match.group("v") or match.group("w")).lower()
         last = value.split()[-1]
@@ -596,7 +388,7 @@ def _fact(sentence: str, whole: str) -> tuple[FactKey | None, str | None, str | 
         ):
             return FactKey("user", "job"), value, None
     if _GREETING.match(whole):
-        match = _SELF_NAME.search(body)
+        match = _SELF_NAME.search(body, body_folded)
         if match and match.group("v").lower() not in _ORDINARY:
             return FactKey("user", "name"), match.group("v"), None
     return None, None, None
@@ -625,7 +417,7 @@ def _predicate(raw: str, value: str, match: re.Match[str], body: str) -> tuple[s
         return ("partner" if predicate in _PARTNERS else predicate), value
     if predicate.split()[-1:] and predicate.split()[-1] in _KIN_SET:
         return "", value
-    if match.re is _THE_X_IS:
+    if match.re is THE_X_IS:
         if not (
             _NUMBER.search(value)
             or predicate.split()[-1] in lex.SETTING_NOUNS
@@ -660,8 +452,10 @@ def _entities(sentences: list[str], key: FactKey | None, value: str | None) -> t
     if key is not None and value and key.predicate in ("city", "employer", "name", "partner"):
         add(value)
     for sentence in sentences:
-        for match in _KIN.finditer(_fold(sentence)):
-            add(match.group(1))
+        lowered = _fold(sentence)
+        if _KIN.possible(folded(lowered)):
+            for match in _KIN.pattern.finditer(lowered):
+                add(match.group(1))
     return tuple(found[:8])
 
 
@@ -704,7 +498,8 @@ def _common_caps(word: str) -> bool:
 
 def _emotion(lowered: str, event: str | None, *, sarcastic: bool) -> str | None:
     emotion: str | None = None
-    for match in _EMOTION.finditer(lowered):
+    pattern = _EMOTION.narrowed(folded(lowered))
+    for match in pattern.finditer(lowered) if pattern is not None else ():
         if _NEGATED.search(lowered, max(0, match.start() - 24), match.start()):
             continue
         emotion = match.lastgroup

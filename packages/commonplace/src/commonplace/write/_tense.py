@@ -84,7 +84,15 @@ _ADVERBS = frozenset(
 
 
 _TOKENS = re.compile(r"[\w'’]+|[^\w\s]+|\s+")
-_WORDLIKE = re.compile(r"[\w']")
+
+
+def is_wordlike(token: str) -> bool:
+    """Whether a token starts as a word does: ``re.match(r"[\\w']", token)``, without a
+    regular expression (for a str pattern, \\w is what ``str.isalnum`` holds, and "_")."""
+    first = token[:1]
+    return first.isalnum() or first == "_" or first == "'"
+
+
 _CLAUSE_BREAK = re.compile(r"[,.;:!?]")
 _ES_ENDING = re.compile(r"(sh|ch|ss|x|z|o)$")
 _Y_ENDING = re.compile(r"[^aeiou]y$")
@@ -97,12 +105,12 @@ def third_person(text: str, who: str = "the user") -> str:
     subject_seen = False  # a clause that already has "I" joins clauses with "and I"
     previous = ""
     for token in tokens:
-        word = token.lower().replace("’", "'")
-        if token.isspace() or not _WORDLIKE.match(token):
+        if not is_wordlike(token):  # spaces, punctuation, a "’s" on its own
             out.append(token)
             if _CLAUSE_BREAK.search(token):
                 subject_seen = False
             continue
+        word = token.lower().replace("’", "'")
         if word in _PRONOUNS:
             out.append(_PRONOUNS[word].replace("the user", who))
             subject = word in ("i", "we")
