@@ -28,6 +28,12 @@ from ._tenants import Target
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
+def keywords_of(text: str | None) -> str:
+    """The BM25 query of a question: its first 32 words, lower-cased, each once."""
+    words = _WORD.findall(text.lower())[:32] if text else []
+    return " ".join(dict.fromkeys(words))
+
+
 class Search(RecordReads):
     """Vector and keyword candidates, and the nearest note."""
 
@@ -50,8 +56,7 @@ class Search(RecordReads):
         if not targets:
             return []
         active = Filter.by_property("status").equal(Status.ACTIVE.value)
-        words = _WORD.findall(text.lower())[:32] if text else []
-        keywords = " ".join(dict.fromkeys(words))
+        keywords = keywords_of(text)
         qlist = query.tolist()
 
         def near(spec: S.Spec, tenant: str) -> list[tuple[str, float, Mapping[str, Any], Any]]:
