@@ -8,6 +8,7 @@ scope fields as properties as well.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -49,11 +50,17 @@ def tenant_name(parts: Parts) -> str:
 
 
 def scope_of(props: Mapping[str, Any]) -> Scope:
-    return Scope(
-        user=props.get("scope_user") or None,
-        agent=props.get("scope_agent") or None,
-        thread=props.get("scope_thread") or None,
+    return _scope(
+        props.get("scope_user") or None,
+        props.get("scope_agent") or None,
+        props.get("scope_thread") or None,
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _scope(user: str | None, agent: str | None, thread: str | None) -> Scope:
+    # a Scope is frozen and checks its fields when made: every row of a scope shares one
+    return Scope(user=user, agent=agent, thread=thread)
 
 
 def scope_props(scope: Scope) -> dict[str, str]:
@@ -135,14 +142,31 @@ def record_properties(record: Record, *, seq: int) -> dict[str, Any]:
     )
 
 
-def flatten(props: Mapping[str, Any]) -> dict[str, Any]:
-    """A record row as one dict: the unchanging ``state`` JSON merged with the live fields."""
+def flatten(
+    props: Mapping[str, Any], states: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """A record row as one dict: the unchanging ``state`` JSON merged with the live fields.
+
+    ``states`` keeps decoded states by their text (bounded), for a reader that sees the
+    same records again and again; what it holds is shared, and never changed.
+    """
     row = dict(props)
     state = row.pop("state", None)
     if state:
-        for key, value in json.loads(state).items():
+        decoded = None if states is None else states.get(state)
+        if decoded is None:
+            decoded = json.loads(state)
+            if states is not None:
+                if len(states) >= DECODED:
+                    states.clear()
+                states[state] = decoded
+        for key, value in decoded.items():
             row.setdefault(key, value)
     return row
+
+
+#: How many decoded states (and records, see ``_reads``) a reader keeps at most.
+DECODED = 20_000
 
 
 def tag_properties(tags: Tags) -> dict[str, Any]:

@@ -86,6 +86,8 @@ class Tally:
 
     requests: Counter[str] = field(default_factory=Counter)
     calls: Counter[str] = field(default_factory=Counter)
+    rounds: int = 0  # waits for the server: requests sent while none was in flight
+    in_flight: int = 0
     backend_s: float = 0.0
     searches: list[Any] = field(default_factory=list)  # SearchRequests, when capturing
     capture: bool = False
@@ -96,36 +98,46 @@ class Tally:
         with self.lock:
             self.requests.clear()
             self.calls.clear()
+            self.rounds = 0
             self.backend_s = 0.0
             self.searches.clear()
 
 
 def count_requests(client: Any, tally: Tally) -> None:
-    """Count every gRPC and HTTP request ``client`` sends (wrapping its connection)."""
+    """Count every gRPC and HTTP request ``client`` sends (wrapping its connection), and
+    the rounds: how often the caller waits for the server (a request sent while another
+    is in flight waits in the same round)."""
+    from urllib.parse import urlsplit
+
     connection = client._connection
+
+    def counted(label: str, request: Any, send: Callable[[], Any]) -> Any:
+        if not tally.active:
+            return send()
+        with tally.lock:
+            tally.requests[label] += 1
+            tally.rounds += tally.in_flight == 0
+            tally.in_flight += 1
+            if tally.capture and label == "grpc Search":
+                tally.searches.append(request)
+        try:
+            return send()
+        finally:
+            with tally.lock:
+                tally.in_flight -= 1
+
+    def grpc(label: str, inner: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda request, *a, **k: counted(label, request, lambda: inner(request, *a, **k))
+
     stub = connection.grpc_stub
     for method in ("Search", "BatchObjects", "BatchDelete", "TenantsGet", "Aggregate"):
-        inner = getattr(stub, method, None)
-        if inner is None:
-            continue
-
-        def grpc(*args: Any, _inner: Any = inner, _name: str = method, **kwargs: Any) -> Any:
-            if tally.active:
-                with tally.lock:
-                    tally.requests[f"grpc {_name}"] += 1
-                    if tally.capture and _name == "Search":
-                        tally.searches.append(args[0])
-            return _inner(*args, **kwargs)
-
-        setattr(stub, method, grpc)
+        if hasattr(stub, method):
+            setattr(stub, method, grpc(f"grpc {method}", getattr(stub, method)))
     send = connection._send
 
     def rest(method: str, *args: Any, url: str, **kwargs: Any) -> Any:
-        if tally.active:
-            path = "/".join(p for p in url.split("?")[0].split("/")[:4] if p)
-            with tally.lock:
-                tally.requests[f"http {method} /{path}"] += 1
-        return send(method, *args, url=url, **kwargs)
+        label = f"http {method} " + "/".join(urlsplit(url).path.split("/")[:3])
+        return counted(label, None, lambda: send(method, *args, url=url, **kwargs))
 
     connection._send = rest
 
@@ -232,8 +244,11 @@ class Run:
     recall_ms: list[float] = field(default_factory=list)
     raw_ms: list[float] = field(default_factory=list)
     backend_ms: list[float] = field(default_factory=list)
+    recall_cpu_ms: list[float] = field(default_factory=list)  # this process, every thread
+    raw_cpu_ms: list[float] = field(default_factory=list)
     requests: Counter[str] = field(default_factory=Counter)
     calls: Counter[str] = field(default_factory=Counter)
+    rounds: int = 0
 
     @property
     def ratio(self) -> float:
@@ -285,17 +300,20 @@ def measure(
                         if which == 0:
                             tally.reset()
                             tally.active = True
-                            t0 = time.perf_counter()
+                            t0, c0 = time.perf_counter(), time.process_time()
                             memory.recall(q, scope=user)
                             run.recall_ms.append((time.perf_counter() - t0) * 1000)
+                            run.recall_cpu_ms.append((time.process_time() - c0) * 1000)
                             tally.active = False
                             run.backend_ms.append(tally.backend_s * 1000)
                             run.requests.update(tally.requests)
+                            run.rounds += tally.rounds
                             run.calls.update(tally.calls)
                         else:
-                            t0 = time.perf_counter()
+                            t0, c0 = time.perf_counter(), time.process_time()
                             raw.run(user, vector, q, limits[-1])
                             run.raw_ms.append((time.perf_counter() - t0) * 1000)
+                            run.raw_cpu_ms.append((time.process_time() - c0) * 1000)
                 out.append(run)
             raw.close()
         finally:
@@ -330,11 +348,21 @@ def _same_requests(
 
 
 def table(notes: int, runs: Sequence[Run]) -> str:
-    """One line per run and their medians: recall and raw p50/p95, and the ratio."""
-    head = (
-        f"{'notes':>8}{'run':>6}{'recall p50':>12}{'recall p95':>12}{'raw p50':>10}"
-        f"{'raw p95':>10}{'ratio p50':>11}{'backend p50':>13}{'core p50':>10}"
+    """One line per run and their medians: recall and raw p50/p95, the ratio of the p50s,
+    the time recall spent in backend calls and outside them (the core's own), and the
+    CPU time of this process (every thread) per recall and per raw pair."""
+    names = (
+        "recall p50",
+        "recall p95",
+        "raw p50",
+        "raw p95",
+        "ratio",
+        "backend p50",
+        "core p50",
+        "recall cpu",
+        "raw cpu",
     )
+    head = f"{'notes':>8}{'run':>5}" + "".join(f"{n:>12}" for n in names)
     lines = [head, "-" * len(head)]
     rows = []
     for n, r in enumerate(runs, 1):
@@ -347,20 +375,18 @@ def table(notes: int, runs: Sequence[Run]) -> str:
             r.ratio,
             statistics.median(r.backend_ms),
             statistics.median(core),
+            statistics.median(r.recall_cpu_ms),
+            statistics.median(r.raw_cpu_ms),
         )
         rows.append(row)
-        lines.append(f"{notes:>8}{n:>6}" + _cells(row))
+        lines.append(f"{notes:>8}{n:>5}" + _cells(row))
     median = tuple(statistics.median(col) for col in zip(*rows))
-    lines.append(f"{notes:>8}{'med':>6}" + _cells(median))
+    lines.append(f"{notes:>8}{'med':>5}" + _cells(median))
     return "\n".join(lines)
 
 
 def _cells(row: Sequence[float]) -> str:
-    widths = (12, 12, 10, 10, 11, 13, 10)
-    return "".join(
-        f"{v:>{w}.2f}" if i != 4 else f"{v:>{w - 1}.2f}x"
-        for i, (v, w) in enumerate(zip(row, widths))
-    )
+    return "".join(f"{v:>11.2f}x" if i == 4 else f"{v:>12.2f}" for i, v in enumerate(row))
 
 
 def trips(runs: Sequence[Run], queries: int) -> str:
@@ -371,7 +397,11 @@ def trips(runs: Sequence[Run], queries: int) -> str:
     for r in runs:
         requests.update(r.requests)
         calls.update(r.calls)
-    lines = [f"requests per recall: {sum(requests.values()) / total:.2f}"]
+    rounds = sum(r.rounds for r in runs)
+    lines = [
+        f"rounds per recall (waits for the server): {rounds / total:.2f}",
+        f"requests per recall: {sum(requests.values()) / total:.2f}",
+    ]
     lines += [f"  {k:<40}{v / total:>7.2f}" for k, v in requests.most_common()]
     lines.append(f"backend calls per recall: {sum(calls.values()) / total:.2f}")
     lines += [f"  {k:<40}{v / total:>7.2f}" for k, v in calls.most_common()]

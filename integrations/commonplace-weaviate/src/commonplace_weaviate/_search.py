@@ -21,8 +21,8 @@ from commonplace.embedders import Vectors
 from commonplace.stores import Hit
 
 from . import _schema as S
-from ._mapping import flatten, object_uuid, scope_of
-from ._reads import RecordReads
+from ._mapping import object_uuid, scope_of
+from ._reads import RecordReads, Row
 from ._tenants import Target
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -52,14 +52,11 @@ class Search(RecordReads):
         query = np.asarray(vector, np.float32).ravel()
         if limit <= 0 or not specs:
             return []
-        targets = self._targets(scope, specs)
-        if not targets:
-            return []
         active = Filter.by_property("status").equal(Status.ACTIVE.value)
         keywords = keywords_of(text)
         qlist = query.tolist()
 
-        def near(spec: S.Spec, tenant: str) -> list[tuple[str, float, Mapping[str, Any], Any]]:
+        def near(spec: S.Spec, tenant: str) -> list[tuple[str, float, Row, Any]]:
             found = self._call(
                 lambda: self._tcol(spec, tenant).query.near_vector(
                     near_vector=qlist,
@@ -72,11 +69,11 @@ class Search(RecordReads):
                 "search by vector",
             ).objects
             return [
-                ("v", 1.0 - float(o.metadata.distance or 0.0), flatten(o.properties), None)
-                for o in found
+                ("v", 1.0 - float(o.metadata.distance or 0.0), row, None)
+                for o, row in zip(found, self._rows(spec, tenant, found))
             ]
 
-        def bm25(spec: S.Spec, tenant: str) -> list[tuple[str, float, Mapping[str, Any], Any]]:
+        def bm25(spec: S.Spec, tenant: str) -> list[tuple[str, float, Row, Any]]:
             found = self._call(
                 lambda: self._tcol(spec, tenant).query.bm25(
                     query=keywords,
@@ -89,27 +86,17 @@ class Search(RecordReads):
                 "search by keyword",
             ).objects
             return [
-                ("k", float(o.metadata.score or 0.0), flatten(o.properties), (spec, tenant))
-                for o in found
+                ("k", float(o.metadata.score or 0.0), row, (spec, tenant))
+                for o, row in zip(found, self._rows(spec, tenant, found))
             ]
 
-        def both(spec: S.Spec, tenant: str) -> list[tuple[str, float, Mapping[str, Any], Any]]:
-            return near(spec, tenant) + (bm25(spec, tenant) if keywords else [])
-
-        if keywords and len(targets) == 1:  # one tenant: run the two queries side by side
-            hits = [
-                h
-                for part in self._parallel(
-                    [lambda: self._fan_out(targets, near), lambda: self._fan_out(targets, bm25)]
-                )
-                for h in part
-            ]
-        else:
-            hits = self._fan_out(targets, both)
+        # every query of every tenant at once, with the tenant lookup (see _on_targets)
+        queries = (near, bm25) if keywords else (near,)
+        hits = self._on_targets(scope, specs, *queries)
         by_vector = sorted((h for h in hits if h[0] == "v"), key=lambda h: -h[1])[:limit]
         by_keyword = sorted((h for h in hits if h[0] == "k"), key=lambda h: -h[1])[:limit]
         similarity: dict[str, float] = {}
-        rows: dict[str, Mapping[str, Any]] = {}
+        rows: dict[str, Row] = {}
         for _, sim, props, _ in by_vector:
             rid = str(props["record_id"])
             similarity.setdefault(rid, sim)
@@ -122,18 +109,20 @@ class Search(RecordReads):
             if rid not in similarity:
                 lexical_only[where].append(rid)
                 rows[rid] = props
-        if lexical_only:  # keyword-only hits need their cosine: the server computes it
-            for rid, sim in self._fan_out(
-                list(lexical_only),
-                lambda spec, tenant: self._cosines(
-                    spec, tenant, lexical_only[(spec, tenant)], qlist
-                ),
-            ):
-                similarity[rid] = sim
-        for rid in [r for r in rows if r not in similarity]:
-            similarity[rid] = 0.0  # pragma: no cover - deleted between the two queries
+        # keyword-only hits need their cosine: the server computes it, while the counters
+        # of every candidate are read
+        measuring = self._launch(
+            [
+                (spec, tenant, partial(self._cosines, ids=ids, query=qlist))
+                for (spec, tenant), ids in lexical_only.items()
+            ]
+        )
         visible = [p for p in rows.values() if scope.contains(scope_of(p))]
         records = self._hydrate(visible)
+        for future in measuring:
+            similarity.update(future.result())
+        for rid in [r for r in rows if r not in similarity]:
+            similarity[rid] = 0.0  # pragma: no cover - deleted between the two queries
         ranked = sorted(records, key=lambda r: -similarity[r.id])
         return [Hit(r, similarity[r.id], r.id in keyword) for r in ranked]
 
@@ -168,13 +157,12 @@ class Search(RecordReads):
             matrix = matrix.reshape(1, -1)
         if len(matrix) == 0:
             return []
-        targets = self._targets(scope, [S.NOTE])
         active = Filter.by_property("status").equal(Status.ACTIVE.value)
         best: list[tuple[str, float] | None] = [None] * len(matrix)
-        if not targets:
-            return best
 
-        def one(row: int, spec: S.Spec, tenant: str) -> tuple[int, str, float, Mapping[str, Any]]:
+        def one(
+            row: int, spec: S.Spec, tenant: str
+        ) -> list[tuple[int, str, float, Mapping[str, Any]]]:
             found = self._call(
                 partial(
                     self._tcol(spec, tenant).query.near_vector,
@@ -187,22 +175,18 @@ class Search(RecordReads):
                 ),
                 "find the nearest note",
             ).objects
-            if not found:
-                return row, "", -2.0, {}
-            hit = found[0]
-            return (
-                row,
-                str(hit.properties["record_id"]),
-                1.0 - float(hit.metadata.distance or 0.0),
-                hit.properties,
-            )
+            return [
+                (
+                    row,
+                    str(hit.properties["record_id"]),
+                    1.0 - float(hit.metadata.distance or 0.0),
+                    hit.properties,
+                )
+                for hit in found[:1]
+            ]
 
-        jobs = [
-            partial(one, row, spec, tenant)
-            for row in range(len(matrix))
-            for spec, tenant in targets
-        ]
-        for row, rid, sim, props in self._parallel(jobs):
+        rows = [partial(one, row) for row in range(len(matrix))]
+        for row, rid, sim, props in self._on_targets(scope, [S.NOTE], *rows):
             if rid and scope.contains(scope_of(props)):
                 current = best[row]
                 if current is None or sim > current[1]:
