@@ -142,30 +142,17 @@ def record_properties(record: Record, *, seq: int) -> dict[str, Any]:
     )
 
 
-def flatten(
-    props: Mapping[str, Any], states: dict[str, dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    """A record row as one dict: the unchanging ``state`` JSON merged with the live fields.
-
-    ``states`` keeps decoded states by their text (bounded), for a reader that sees the
-    same records again and again; what it holds is shared, and never changed.
-    """
+def flatten(props: Mapping[str, Any]) -> dict[str, Any]:
+    """A record row as one dict: the unchanging ``state`` JSON merged with the live fields."""
     row = dict(props)
     state = row.pop("state", None)
     if state:
-        decoded = None if states is None else states.get(state)
-        if decoded is None:
-            decoded = json.loads(state)
-            if states is not None:
-                if len(states) >= DECODED:
-                    states.clear()
-                states[state] = decoded
-        for key, value in decoded.items():
+        for key, value in json.loads(state).items():
             row.setdefault(key, value)
     return row
 
 
-#: How many decoded states (and records, see ``_reads``) a reader keeps at most.
+#: How many decoded rows and records (see ``_reads``) a reader keeps at most.
 DECODED = 20_000
 
 

@@ -5,6 +5,10 @@ A record is stored as an unchanging ``state`` plus the properties that change (s
 counter events, which the server aggregates, and, for a record a merge grew, the
 provenance edges it gained. Provenance is read the other way as well (``_derived``),
 for ``RecordQuery.sources``: what was derived from some ids.
+
+What a recall reads again and again is decoded once: rows and records are kept by the
+exact properties (and counters and provenance) they were decoded from, so a changed
+record is simply a different key and nothing needs invalidating.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ if TYPE_CHECKING:
 
 _NIL = uuid.UUID(int=0)  # no object has this id
 Row = dict[str, Any]  # a record's stored properties, flattened (``_mapping.flatten``)
+_VECTOR = "__vector__"  # a row's vector, when one was asked for
 _RAW = "__raw__"  # a row's key: the properties as they came back (see _rows and _hydrate)
 
 
@@ -57,8 +62,8 @@ class RecordReads(PinnedVectors, Tenants):
         # where the turns that notes read here were written from are likely to be: the
         # note's tenant (a guess get_episodes checks against the locator)
         self._turn_tenants: dict[str, str] = {}
-        # decoded states and records, by what they were decoded from (see _hydrate)
-        self._states: dict[str, dict[str, Any]] = {}
+        # decoded rows and records, by what they were decoded from (see _rows, _hydrate)
+        self._flat: dict[tuple[Any, ...], Row] = {}
         self._decoded: dict[tuple[Any, ...], Record] = {}
 
     def _stored_episodes(self, ids: Collection[str]) -> set[str]:
@@ -210,14 +215,19 @@ class RecordReads(PinnedVectors, Tenants):
                         filters=where,
                         limit=len(chunk),
                         include_vector=[self._live_vector()] if vectors else False,
-                        return_properties=S.RECORD_RETURN,
+                        # for vectors, the id alone: the client decodes every property
+                        return_properties=["record_id"] if vectors else S.RECORD_RETURN,
                     ),
                     "read records",
                 ).objects
-                for obj, props in zip(found, self._rows(spec, tenant, found)):
-                    if vectors:
-                        props["__vector__"] = _default_vector(obj.vector, self._live_vector())
-                    rows.append((spec, tenant, props))
+                if vectors:
+                    live = self._live_vector()
+                    rows.extend(
+                        (spec, tenant, {**o.properties, _VECTOR: _default_vector(o.vector, live)})
+                        for o in found
+                    )
+                else:
+                    rows.extend((spec, tenant, p) for p in self._rows(spec, tenant, found))
             return rows
 
         return self._fan_out(list(groups), fetch)
@@ -226,10 +236,16 @@ class RecordReads(PinnedVectors, Tenants):
         """Record rows from the objects a query returned, their locations remembered (an
         id's kind and tenant never change, so a later read by id needs no lookup)."""
         rows = []
+        if len(self._flat) >= DECODED:
+            self._flat.clear()
         for obj in found:
-            row = flatten(obj.properties, self._states)
-            # what the record is decoded from: equal raws decode to equal records
-            row[_RAW] = tuple(obj.properties.get(name) for name in S.RECORD_RETURN)
+            # what the record is decoded from: equal raws decode to equal rows and records
+            raw = tuple(map(obj.properties.get, S.RECORD_RETURN))
+            flat = self._flat.get(raw)
+            if flat is None:
+                flat = self._flat[raw] = flatten(obj.properties)
+            row = dict(flat)  # shares the decoded values, which nothing changes
+            row[_RAW] = raw
             rows.append(row)
         if len(self._locations) > _LOCATION_CACHE:
             self._locations.clear()
@@ -369,7 +385,7 @@ class RecordReads(PinnedVectors, Tenants):
 
     def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
         rows = {
-            str(p["record_id"]): p["__vector__"]
+            str(p["record_id"]): p[_VECTOR]
             for _, _, p in self._fetch_rows(record_ids, vectors=True)
         }
         dim = self._dim() or (len(next(iter(rows.values()))) if rows else 0)
@@ -393,6 +409,15 @@ class RecordReads(PinnedVectors, Tenants):
         pending = self._pool.submit(self._sources, merged) if merged else None
         counts = self._counts(ids)
         sources = pending.result() if pending is not None else {}
+        return self._fold(rows, counts, sources)
+
+    def _fold(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        counts: Mapping[str, Counts],
+        sources: Mapping[str, Sequence[str]],
+    ) -> list[Record]:
+        """Records from rows, their counters and the provenance merges added."""
         out = []
         for p in rows:
             rid = str(p["record_id"])

@@ -39,7 +39,7 @@ from commonplace.embedders import CallableEmbedder, Embedder, Vectors
 from . import _schema as S
 from ._bench import _conversation, _pct, write_conversation
 from ._mapping import tenant_name
-from ._search import keywords_of
+from ._search import KEYWORD_RETURN, keywords_of
 
 _QUESTIONS = (
     "what is the user learning?",
@@ -86,6 +86,7 @@ class Tally:
 
     requests: Counter[str] = field(default_factory=Counter)
     calls: Counter[str] = field(default_factory=Counter)
+    call_us: Counter[str] = field(default_factory=Counter)  # wall time per call name, microseconds
     rounds: int = 0  # waits for the server: requests sent while none was in flight
     in_flight: int = 0
     backend_s: float = 0.0
@@ -98,6 +99,7 @@ class Tally:
         with self.lock:
             self.requests.clear()
             self.calls.clear()
+            self.call_us.clear()
             self.rounds = 0
             self.backend_s = 0.0
             self.searches.clear()
@@ -176,9 +178,11 @@ def time_backend(backend: Any, tally: Tally) -> None:
             finally:
                 depth.n -= 1
                 if outer and tally.active:
+                    spent = time.perf_counter() - t0
                     with tally.lock:
-                        tally.backend_s += time.perf_counter() - t0
+                        tally.backend_s += spent
                         tally.calls[name] += 1
+                        tally.call_us[name] += round(spent * 1e6)
 
         return call
 
@@ -226,7 +230,7 @@ class RawQuery:
                     query_properties=["search"],
                     limit=limit,
                     filters=self._active,
-                    return_properties=S.RECORD_RETURN,
+                    return_properties=KEYWORD_RETURN,
                     return_metadata=self._score,
                 ).objects
             )
@@ -248,6 +252,7 @@ class Run:
     raw_cpu_ms: list[float] = field(default_factory=list)
     requests: Counter[str] = field(default_factory=Counter)
     calls: Counter[str] = field(default_factory=Counter)
+    call_us: Counter[str] = field(default_factory=Counter)
     rounds: int = 0
 
     @property
@@ -309,6 +314,7 @@ def measure(
                             run.requests.update(tally.requests)
                             run.rounds += tally.rounds
                             run.calls.update(tally.calls)
+                            run.call_us.update(tally.call_us)
                         else:
                             t0, c0 = time.perf_counter(), time.process_time()
                             raw.run(user, vector, q, limits[-1])
@@ -394,17 +400,25 @@ def trips(runs: Sequence[Run], queries: int) -> str:
     total = queries * len(runs)
     requests: Counter[str] = Counter()
     calls: Counter[str] = Counter()
+    call_us: Counter[str] = Counter()
     for r in runs:
         requests.update(r.requests)
         calls.update(r.calls)
+        call_us.update(r.call_us)
     rounds = sum(r.rounds for r in runs)
     lines = [
         f"rounds per recall (waits for the server): {rounds / total:.2f}",
         f"requests per recall: {sum(requests.values()) / total:.2f}",
     ]
     lines += [f"  {k:<40}{v / total:>7.2f}" for k, v in requests.most_common()]
-    lines.append(f"backend calls per recall: {sum(calls.values()) / total:.2f}")
-    lines += [f"  {k:<40}{v / total:>7.2f}" for k, v in calls.most_common()]
+    lines.append(
+        f"backend calls per recall: {sum(calls.values()) / total:.2f}, "
+        f"{sum(call_us.values()) / total / 1000:.2f} ms (mean)"
+    )
+    lines += [
+        f"  {k:<40}{v / total:>7.2f}{call_us[k] / total / 1000:>9.2f} ms"
+        for k, v in calls.most_common()
+    ]
     return "\n".join(lines)
 
 

@@ -3,7 +3,8 @@
 Queries run per tenant of the scope, with every filter evaluated by the server;
 the core scores and reranks what comes back. BM25 only picks the keyword hits (they
 are marked; how well each matches the question is the core's call), and one found
-only by keyword gets its cosine from the server, without its vector being sent back.
+only by keyword gets its cosine from the server, without its vector being sent back,
+with its properties (the others' came with the vector query).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from ._reads import RecordReads, Row
 from ._tenants import Target
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+#: What a BM25 query returns: ids, and whether merges added provenance to read.
+KEYWORD_RETURN = ["record_id", "merged"]
 
 
 def keywords_of(text: str | None) -> str:
@@ -74,20 +77,21 @@ class Search(RecordReads):
             ]
 
         def bm25(spec: S.Spec, tenant: str) -> list[tuple[str, float, Row, Any]]:
+            # ids only: most keyword hits are vector hits too, whose rows came with those;
+            # the rest come with their cosines (see below)
             found = self._call(
                 lambda: self._tcol(spec, tenant).query.bm25(
                     query=keywords,
                     query_properties=["search"],
                     limit=limit,
                     filters=active,
-                    return_properties=S.RECORD_RETURN,
+                    return_properties=KEYWORD_RETURN,
                     return_metadata=MetadataQuery(score=True),
                 ),
                 "search by keyword",
             ).objects
             return [
-                ("k", float(o.metadata.score or 0.0), row, (spec, tenant))
-                for o, row in zip(found, self._rows(spec, tenant, found))
+                ("k", float(o.metadata.score or 0.0), o.properties, (spec, tenant)) for o in found
             ]
 
         # every query of every tenant at once, with the tenant lookup (see _on_targets)
@@ -96,40 +100,48 @@ class Search(RecordReads):
         by_vector = sorted((h for h in hits if h[0] == "v"), key=lambda h: -h[1])[:limit]
         by_keyword = sorted((h for h in hits if h[0] == "k"), key=lambda h: -h[1])[:limit]
         similarity: dict[str, float] = {}
-        rows: dict[str, Row] = {}
+        rows: dict[str, Row | None] = {}
         for _, sim, props, _ in by_vector:
             rid = str(props["record_id"])
             similarity.setdefault(rid, sim)
             rows.setdefault(rid, props)
         keyword: set[str] = set()
         lexical_only: dict[Target, list[str]] = defaultdict(list)
+        merged = [rid for rid, p in rows.items() if p and p.get("merged")]
         for _, _, props, where in by_keyword:
             rid = str(props["record_id"])
             keyword.add(rid)  # BM25 picks the candidates; the core scores the match
-            if rid not in similarity:
+            if rid not in similarity and rid not in rows:
                 lexical_only[where].append(rid)
-                rows[rid] = props
-        # keyword-only hits need their cosine: the server computes it, while the counters
-        # of every candidate are read
+                rows[rid] = None  # its row comes with its cosine
+                if props.get("merged"):
+                    merged.append(rid)
+        # The second round, all at once: the keyword-only hits' rows and cosines (the server
+        # computes them), and the counters and merged provenance of every candidate.
         measuring = self._launch(
             [
-                (spec, tenant, partial(self._cosines, ids=ids, query=qlist))
+                (spec, tenant, partial(self._measured, ids=ids, query=qlist, where=active))
                 for (spec, tenant), ids in lexical_only.items()
             ]
         )
-        visible = [p for p in rows.values() if scope.contains(scope_of(p))]
-        records = self._hydrate(visible)
+        sourcing = self._pool.submit(self._sources, merged) if merged else None
+        counts = self._counts(list(rows))
         for future in measuring:
-            similarity.update(future.result())
-        for rid in [r for r in rows if r not in similarity]:
-            similarity[rid] = 0.0  # pragma: no cover - deleted between the two queries
+            for rid, sim, row in future.result():
+                similarity[rid] = sim
+                rows[rid] = row
+        sources = sourcing.result() if sourcing is not None else {}
+        # a keyword hit deactivated or deleted since the first round is left out
+        found = [p for p in rows.values() if p is not None]
+        records = self._fold([p for p in found if scope.contains(scope_of(p))], counts, sources)
         ranked = sorted(records, key=lambda r: -similarity[r.id])
         return [Hit(r, similarity[r.id], r.id in keyword) for r in ranked]
 
-    def _cosines(
-        self, spec: S.Spec, tenant: str, ids: Sequence[str], query: list[float]
-    ) -> list[tuple[str, float]]:
-        """The cosine similarity of these records to ``query``, without moving their vectors."""
+    def _measured(
+        self, spec: S.Spec, tenant: str, ids: Sequence[str], query: list[float], where: Any
+    ) -> list[tuple[str, float, Row]]:
+        """These records' rows, and their cosine similarity to ``query`` computed by the
+        server (their vectors are not sent back), if they still match ``where``."""
         from weaviate.classes.query import Filter, MetadataQuery
 
         found = self._call(
@@ -138,14 +150,16 @@ class Search(RecordReads):
                 near_vector=query,
                 target_vector=self._live_vector(),
                 limit=len(ids),
-                filters=Filter.by_id().contains_any([object_uuid("record", r) for r in ids]),
-                return_properties=["record_id"],
+                filters=where
+                & Filter.by_id().contains_any([object_uuid("record", r) for r in ids]),
+                return_properties=S.RECORD_RETURN,
                 return_metadata=MetadataQuery(distance=True),
             ),
             "measure keyword hits",
         ).objects
         return [
-            (str(o.properties["record_id"]), 1.0 - float(o.metadata.distance or 0.0)) for o in found
+            (str(row["record_id"]), 1.0 - float(o.metadata.distance or 0.0), row)
+            for o, row in zip(found, self._rows(spec, tenant, found))
         ]
 
     def nearest(self, scope: Scope, vectors: Vectors) -> list[tuple[str, float] | None]:

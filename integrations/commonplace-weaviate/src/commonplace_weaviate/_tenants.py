@@ -3,10 +3,14 @@
 Records and episodes sit in multi-tenant collections with one tenant per exact
 scope (named by ``_mapping.tenant_name``), created on first write and listed in the
 ``Tenant`` registry, so a broader scope finds its tenants with one filtered query
-(``_targets``). ``Locator`` objects say which kind and tenant each id has, so an id
-is read without a search (``_locate``). The batch insert is here as well because it
-must outlive a tenant another client removed meanwhile (an erasing ``delete`` removes
-the tenants it empties): it makes the tenant again and sends the objects once more.
+(``_targets``). Queries on a scope go through ``_on_targets``, which starts them on the
+tenants the registry listed last time while it asks the registry again, so the lookup
+costs no wait of its own and the answer is still the registry's current one.
+``Locator`` objects say which kind and tenant each id has, so an id is read without a
+search (``_locate``); locations never change, so they are remembered, from locators
+and from the rows queries return. The batch insert is here as well because it must
+outlive a tenant another client removed meanwhile (an erasing ``delete`` removes the
+tenants it empties): it makes the tenant again and sends the objects once more.
 """
 
 from __future__ import annotations
