@@ -19,13 +19,6 @@ from commonplace_weaviate._mapping import tenant_name
 pytestmark = pytest.mark.weaviate
 
 
-@pytest.fixture
-def backend(weaviate_backend_factory: Callable[[], WeaviateBackend]) -> WeaviateBackend:
-    made = weaviate_backend_factory()
-    made.write_pin(PIN)
-    return made
-
-
 def _collection(backend: WeaviateBackend, spec: S.Spec):  # type: ignore[no-untyped-def]
     return backend.client.collections.get(backend.settings.prefix + spec.suffix)
 

@@ -8,25 +8,17 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
 
 import pytest
 
 from commonplace import Kind, Scope, Tags
 from commonplace.errors import StoreError
 from commonplace.stores import RecordQuery, TurnWrite
-from commonplace.testing import PIN, T0, episode, note, unit
+from commonplace.testing import T0, episode, note, unit
 from commonplace_weaviate import WeaviateBackend
 
 pytestmark = pytest.mark.weaviate
 ANA = Scope(user="ana")
-
-
-@pytest.fixture
-def backend(weaviate_backend_factory: Callable[[], WeaviateBackend]) -> WeaviateBackend:
-    made = weaviate_backend_factory()
-    made.write_pin(PIN)
-    return made
 
 
 def _fail(*args: object, **kwargs: object) -> None:

@@ -92,3 +92,20 @@ def test_the_benchmark_runs_on_both_stores(
     assert weaviate.count(None, Kind.NOTE) == 60
     printed = table(results).splitlines()
     assert printed[2].startswith("sqlite") and printed[3].startswith("weaviate")
+
+
+def test_the_recall_benchmark_times_the_backends_own_candidate_queries(
+    weaviate_backend_factory: Callable[[], WeaviateBackend],
+) -> None:
+    from commonplace_weaviate._recall_bench import measure, table, trips
+
+    url = weaviate_backend_factory().url
+    runs, same = measure(url, notes=60, scopes=3, queries=6, runs=1)
+    # the raw pair sends, byte for byte, the gRPC requests recall's search sent
+    assert same
+    (run,) = runs
+    assert len(run.recall_ms) == len(run.raw_ms) == len(run.backend_ms) == 6
+    assert run.rounds >= 6 and sum(run.requests.values()) >= run.rounds
+    assert run.calls["search"] == 6
+    assert table(60, runs).splitlines()[-1].split()[:2] == ["60", "med"]
+    assert trips(runs, 6).startswith("rounds per recall")

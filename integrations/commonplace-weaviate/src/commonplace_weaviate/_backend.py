@@ -578,6 +578,8 @@ class WeaviateBackend(Search, Reembedding, Forgetting):
         names = S.names([*S.SPECS, *S.LEGACY_SPECS], self._settings.prefix)
         self._call(lambda: self._client.collections.delete(names), "delete the collections")
         self._known.clear()
+        self._seen.clear()
         self._locations.clear()
+        self._turn_tenants.clear()
         self._pin = None
         self._vector = None

@@ -12,12 +12,14 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from commonplace import Episode, Kind, Memory, Record, Role, Tags
+from commonplace.embedders import Embedder
 from commonplace.stores import Backend
 
 _SYLLABLES = (
@@ -117,17 +119,34 @@ def measure(url: str, *, notes: int, queries: int, scopes: int, label: str) -> R
 def measure_raw(backend: Backend, *, notes: int, queries: int, scopes: int, label: str) -> Result:
     """The store alone: ``write_turns`` in batches of 1,000 (vectors made beforehand) and
     ``search`` with a query text, as the recall compiler calls it (limit 100)."""
+
     from commonplace import HashingEmbedder, Scope
-    from commonplace.stores import EmbedderPin, TurnWrite, episode_id, note_id
 
     embedder = HashingEmbedder()
+    written = write_conversation(backend, embedder, _conversation(notes, scopes))
+    search_ms = []
+    for i in range(queries):
+        query = _QUERIES[i % len(_QUERIES)]
+        vector = embedder.embed([query])[0]
+        t0 = time.perf_counter()
+        backend.search(Scope(user=f"user{i % scopes}"), vector, text=query, limit=100)
+        search_ms.append((time.perf_counter() - t0) * 1000)
+    return Result(label, notes, written, search_ms, search_ms)
+
+
+def write_conversation(
+    backend: Backend, embedder: Embedder, turns: Sequence[tuple[str, str]]
+) -> float:
+    """Pin ``embedder`` and write the turns (a note each) with ``write_turns`` in batches
+    of 1,000, the vectors made beforehand; returns the seconds spent in ``write_turns``."""
+    from commonplace import Scope
+    from commonplace.stores import EmbedderPin, TurnWrite, episode_id, note_id
+
     backend.write_pin(EmbedderPin(embedder.name, embedder.dim))
-    turns = _conversation(notes, scopes)
     written = 0.0
-    for start in range(0, notes, 1000):
-        chunk = turns[start : start + 1000]
+    for start in range(0, len(turns), 1000):
         writes = []
-        for text, user in chunk:
+        for text, user in turns[start : start + 1000]:
             scope = Scope(user=user)
             eid = episode_id(scope, Role.USER, text)
             episode = Episode(eid, scope, Role.USER, text, _T0)
@@ -139,14 +158,7 @@ def measure_raw(backend: Backend, *, notes: int, queries: int, scopes: int, labe
         t0 = time.perf_counter()
         backend.write_turns(writes, vectors)
         written += time.perf_counter() - t0
-    search_ms = []
-    for i in range(queries):
-        query = _QUERIES[i % len(_QUERIES)]
-        vector = embedder.embed([query])[0]
-        t0 = time.perf_counter()
-        backend.search(Scope(user=f"user{i % scopes}"), vector, text=query, limit=100)
-        search_ms.append((time.perf_counter() - t0) * 1000)
-    return Result(label, notes, written, search_ms, search_ms)
+    return written
 
 
 def _pct(values: Sequence[float], q: float) -> float:
@@ -169,27 +181,37 @@ def table(results: Sequence[Result]) -> str:
     return "\n".join(lines)
 
 
+@contextmanager
+def serving(url: str | None, folder: Path) -> Iterator[str]:
+    """``url``, or the URL of a server started in ``folder`` for the block (and stopped)."""
+    from . import server as srv
+
+    if url is not None:
+        yield url
+        return
+    installed = srv.install()
+    node = srv.LocalServer(
+        installed.path, data_dir=folder / "weaviate", log_path=folder / "weaviate.log"
+    )
+    seconds = node.start()
+    print(f"# Weaviate {installed.version} started in {seconds:.1f}s at {node.url}")
+    try:
+        yield node.url
+    finally:
+        node.stop()
+
+
 def run(
     *, notes: Sequence[int], url: str | None, queries: int, scopes: int, raw: bool = False
 ) -> int:
     from commonplace.stores import SQLiteBackend
 
-    from . import server as srv
     from ._backend import WeaviateBackend, drop_store
 
-    node: srv.LocalServer | None = None
     folder = Path(tempfile.mkdtemp(prefix="commonplace-bench-"))
-    if url is None:
-        installed = srv.install()
-        node = srv.LocalServer(
-            installed.path, data_dir=folder / "weaviate", log_path=folder / "weaviate.log"
-        )
-        seconds = node.start()
-        url = node.url
-        print(f"# Weaviate {installed.version} started in {seconds:.1f}s at {url}")
-    separator = "&" if "?" in url else "?"
     results = []
-    try:
+    with serving(url, folder) as url:
+        separator = "&" if "?" in url else "?"
         for n in notes:
             path = folder / f"bench-{n}.db"
             prefix = f"Bench{n}x{random.randrange(10**6)}"
@@ -229,9 +251,6 @@ def run(
                 print(table(results[-1:]), flush=True)
             finally:
                 drop_store(url, prefix)
-    finally:
-        if node is not None:
-            node.stop()
     print()
     if raw:
         print(

@@ -5,6 +5,7 @@ commonplace-weaviate server install            # build and cache the pinned serv
 commonplace-weaviate server start --pidfile P  # start it on loopback, print its URL
 commonplace-weaviate server stop --pidfile P
 commonplace-weaviate bench --notes 10000       # SQLite beside Weaviate
+commonplace-weaviate bench --recall            # recall against the raw query it sends
 """
 
 from __future__ import annotations
@@ -69,6 +70,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench.add_argument(
         "--raw", action="store_true", help="time the stores alone (write_turns, search), not Memory"
     )
+    bench.add_argument(
+        "--recall",
+        action="store_true",
+        help="Memory.recall beside the raw Weaviate queries it sends, with its round trips",
+    )
+    bench.add_argument("--runs", type=int, default=3, help="--recall: rounds of queries")
+    bench.add_argument(
+        "--prefix",
+        default=None,
+        help="--recall: keep the store under this collection prefix (+ the note count) and "
+        "reuse it in later runs",
+    )
 
     args = parser.parse_args(argv)
     try:
@@ -76,6 +89,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _migrate(args)
         if args.command == "server":
             return _server(args)
+        if args.recall:
+            from ._recall_bench import run as run_recall
+
+            return run_recall(
+                notes=list(args.notes),
+                url=args.url,
+                queries=int(args.queries),
+                scopes=int(args.scopes),
+                runs=int(args.runs),
+                prefix=args.prefix,
+            )
         from ._bench import run
 
         return run(

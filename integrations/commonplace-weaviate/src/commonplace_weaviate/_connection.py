@@ -40,6 +40,7 @@ MIN_SERVER_VERSION = (1, 27, 0)
 #: Weaviate's default QUERY_MAXIMUM_RESULTS: the most objects one query returns.
 MAX_RESULTS = 10_000
 _CHUNK = 500  # ids in one request's filter (``chunks`` splits longer lists)
+_HANDLES = 10_000  # collection handles bound to a tenant, kept for reuse
 
 
 class Connection:
@@ -55,6 +56,7 @@ class Connection:
         self._closed = False
         self._state_lock = threading.RLock()
         self._collections: dict[str, WCollection[Any, Any]] = {}
+        self._tenant_handles: dict[tuple[str, str], WCollection[Any, Any]] = {}
         self._seq = Sequencer()  # orders records and episodes (no auto-increment)
         self._legacy = False  # a collection of schema version 1 is there (see _upgrade)
         self._client = _connect(settings)
@@ -115,8 +117,17 @@ class Connection:
         return col
 
     def _tcol(self, spec: S.Spec, tenant: str | None) -> WCollection[Any, Any]:
-        col = self._col(spec)
-        return col if tenant is None else col.with_tenant(tenant)
+        if tenant is None:
+            return self._col(spec)
+        # a handle is a few objects the client builds each time: kept (bounded), it is made
+        # once per tenant instead of once per request
+        key = (spec.suffix, tenant)
+        col = self._tenant_handles.get(key)
+        if col is None:
+            if len(self._tenant_handles) >= _HANDLES:
+                self._tenant_handles.clear()
+            col = self._tenant_handles[key] = self._col(spec).with_tenant(tenant)
+        return col
 
     # -- schema ----------------------------------------------------------------------------------
 

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from ._tenants import Tenants
 
 _PAGE = 1_000
+_FEW = 4  # entries a put creates one by one before it reads seqs (see _upsert)
 _SETTLE = (0.005, 0.02, 0.05, 0.1, 0.2)  # seconds between reads of an entry being overwritten
 # Seqs stay below 2**53: the server orders integer properties through float64, so larger
 # seqs a few units apart can sort the wrong way round (seen: an upgraded audit log out of
@@ -98,9 +99,41 @@ class WeaviateLedger:
 
     def _upsert(self, entries: Sequence[LedgerEntry]) -> None:
         last = {(e.kind, e.key): e for e in entries}  # a key given twice: the last one stays
+        writer = uuid.uuid4().hex
+        if len(last) <= _FEW:
+            # A few entries are mostly new ones (a recall's log): each is created with one
+            # request, which the server refuses for an id that exists; only those are then
+            # read for the seq they keep. Two requests saved for a new entry.
+            jobs = [partial(self._insert_new, e, self._seq.next(), writer) for e in last.values()]
+            made = self._store._parallel(jobs)
+            last = {k: e for (k, e), new in zip(last.items(), made) if not new}
+            if not last:
+                return
         found = self._seqs(list(last))
         seqs = {k: found.get(k) or self._seq.next() for k in last}  # a replacement keeps its seq
-        self._write([(e, seqs[k]) for k, e in last.items()], uuid.uuid4().hex)
+        self._write([(e, seqs[k]) for k, e in last.items()], writer)
+
+    def _insert_new(self, entry: LedgerEntry, seq: int, writer: str) -> bool:
+        """Create the entry; False, writing nothing, when one with its key exists."""
+        from weaviate.exceptions import UnexpectedStatusCodeError
+
+        col = self._store._col(S.LEDGER)
+        try:
+            self._store._call(
+                lambda: col.data.insert(
+                    properties=_properties(entry, seq, writer), uuid=_uuid(entry.kind, entry.key)
+                ),
+                "write a ledger entry",
+            )
+        except StoreError as exc:
+            cause = exc.__cause__
+            if (
+                isinstance(cause, UnexpectedStatusCodeError)
+                and "already exists" in str(cause).lower()
+            ):
+                return False
+            raise
+        return True
 
     def _write(self, items: Sequence[tuple[LedgerEntry, int]], writer: str) -> None:
         """Upsert entries under the given seqs (the upgrade's copies come through here too)."""
@@ -130,22 +163,9 @@ class WeaviateLedger:
         return [made.get(i, False) for i in range(len(entries))]
 
     def _create_one(self, entry: LedgerEntry, seq: int, writer: str) -> bool:
-        from weaviate.exceptions import UnexpectedStatusCodeError
-
         col = self._store._col(S.LEDGER)
         oid = _uuid(entry.kind, entry.key)
-        try:
-            self._store._call(
-                lambda: col.data.insert(properties=_properties(entry, seq, writer), uuid=oid),
-                "write a ledger entry",
-            )
-        except StoreError as exc:
-            cause = exc.__cause__
-            if not (
-                isinstance(cause, UnexpectedStatusCodeError)
-                and "already exists" in str(cause).lower()
-            ):
-                raise
+        self._insert_new(entry, seq, writer)
         # Whose is it? Refused: another writer's, or this call's own earlier try whose
         # answer was lost. Accepted: ours, unless a create that passed the server's check
         # at the same moment overwrote it (then that one reports the write).

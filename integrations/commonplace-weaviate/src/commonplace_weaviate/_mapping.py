@@ -8,6 +8,7 @@ scope fields as properties as well.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -49,11 +50,17 @@ def tenant_name(parts: Parts) -> str:
 
 
 def scope_of(props: Mapping[str, Any]) -> Scope:
-    return Scope(
-        user=props.get("scope_user") or None,
-        agent=props.get("scope_agent") or None,
-        thread=props.get("scope_thread") or None,
+    return _scope(
+        props.get("scope_user") or None,
+        props.get("scope_agent") or None,
+        props.get("scope_thread") or None,
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _scope(user: str | None, agent: str | None, thread: str | None) -> Scope:
+    # a Scope is frozen and checks its fields when made: every row of a scope shares one
+    return Scope(user=user, agent=agent, thread=thread)
 
 
 def scope_props(scope: Scope) -> dict[str, str]:
@@ -143,6 +150,10 @@ def flatten(props: Mapping[str, Any]) -> dict[str, Any]:
         for key, value in json.loads(state).items():
             row.setdefault(key, value)
     return row
+
+
+#: How many decoded rows and records (see ``_reads``) a reader keeps at most.
+DECODED = 20_000
 
 
 def tag_properties(tags: Tags) -> dict[str, Any]:

@@ -5,6 +5,10 @@ A record is stored as an unchanging ``state`` plus the properties that change (s
 counter events, which the server aggregates, and, for a record a merge grew, the
 provenance edges it gained. Provenance is read the other way as well (``_derived``),
 for ``RecordQuery.sources``: what was derived from some ids.
+
+What a recall reads again and again is decoded once: rows and records are kept by the
+exact properties (and counters and provenance) they were decoded from, so a changed
+record is simply a different key and nothing needs invalidating.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from commonplace.stores import RecordQuery
 from . import _schema as S
 from ._connection import MAX_RESULTS, chunks
 from ._mapping import (
+    DECODED,
     Counts,
     as_utc,
     episode_from,
@@ -37,16 +42,29 @@ from ._mapping import (
     scope_of,
 )
 from ._pin import PinnedVectors
-from ._tenants import TENANT_MISSING, Target, Tenants
+from ._tenants import _LOCATION_CACHE, TENANT_MISSING, Location, Target, Tenants
+from ._url import Settings
 
 if TYPE_CHECKING:
     from weaviate.collections.classes.filters import _Filters
 
 _NIL = uuid.UUID(int=0)  # no object has this id
+Row = dict[str, Any]  # a record's stored properties, flattened (``_mapping.flatten``)
+_VECTOR = "__vector__"  # a row's vector, when one was asked for
+_RAW = "__raw__"  # a row's key: the properties as they came back (see _rows and _hydrate)
 
 
 class RecordReads(PinnedVectors, Tenants):
     """Records and episodes read back, with their counters and provenance folded in."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        # where the turns that notes read here were written from are likely to be: the
+        # note's tenant (a guess get_episodes checks against the locator)
+        self._turn_tenants: dict[str, str] = {}
+        # decoded rows and records, by what they were decoded from (see _rows, _hydrate)
+        self._flat: dict[tuple[Any, ...], Row] = {}
+        self._decoded: dict[tuple[Any, ...], Record] = {}
 
     def _stored_episodes(self, ids: Collection[str]) -> set[str]:
         """Which of these episodes are stored (their locator, the commit point, exists)."""
@@ -54,12 +72,38 @@ class RecordReads(PinnedVectors, Tenants):
         return {oid for oid, (kind, _) in found.items() if kind is Kind.EPISODE}
 
     def get_episodes(self, episode_ids: Collection[str]) -> list[Episode]:
+        """Episodes by id. An episode counts as stored once its locator exists, so each is
+        read where its locator says. For one whose locator this process has not read yet,
+        but which a note read here names as its turn, the episode is read in the note's
+        tenant (where a turn's note and episode live) while its locator is looked up, and
+        kept only if the locator is there and says the same."""
+        wanted = list(dict.fromkeys(episode_ids))
+        known = {e: self._locations[e] for e in wanted if e in self._locations}
+        unknown = [e for e in wanted if e not in known]
+        guessed = {e: self._turn_tenants[e] for e in unknown if e in self._turn_tenants}
+        lookup = self._pool.submit(self._locate, unknown) if unknown else None
+        at = {e: tenant for e, (kind, tenant) in known.items() if kind is Kind.EPISODE}
+        found = self._episodes_at({**at, **guessed})
+        located = lookup.result() if lookup is not None else {}
+        confirmed = [
+            ep
+            for ep in found
+            if ep.id in at or located.get(ep.id) == (Kind.EPISODE, guessed.get(ep.id))
+        ]
+        rest = {
+            e: tenant
+            for e, (kind, tenant) in located.items()
+            if kind is Kind.EPISODE and guessed.get(e) != tenant
+        }
+        return confirmed + self._episodes_at(rest)
+
+    def _episodes_at(self, where: Mapping[str, str]) -> list[Episode]:
+        """The episodes found in the tenants given for them (one request per tenant)."""
         from weaviate.classes.query import Filter
 
         groups: dict[str, list[str]] = defaultdict(list)
-        for eid, (kind, tenant) in self._locate(episode_ids).items():
-            if kind is Kind.EPISODE:
-                groups[tenant].append(eid)
+        for eid, tenant in where.items():
+            groups[tenant].append(eid)
 
         def fetch(spec: S.Spec, tenant: str) -> list[Episode]:
             out: list[Episode] = []
@@ -105,7 +149,7 @@ class RecordReads(PinnedVectors, Tenants):
             )
             return [o.properties for o in found.objects]
 
-        rows = self._fan_out(self._targets(scope, [S.EPISODE]), newest)
+        rows = self._on_targets(scope, [S.EPISODE], newest)
         rows.sort(key=lambda p: -int(p["seq"]))
         visible = [p for p in rows if scope is None or scope.contains(scope_of(p))]
         return [episode_from(p) for p in visible[:limit]]
@@ -134,17 +178,35 @@ class RecordReads(PinnedVectors, Tenants):
 
     def _fetch_rows(
         self, record_ids: Iterable[str], *, vectors: bool = False
-    ) -> list[tuple[S.Spec, str, Mapping[str, Any]]]:
-        """The stored properties (and vectors) of these records, wherever they live."""
+    ) -> list[tuple[S.Spec, str, Row]]:
+        """The stored properties (and vectors) of these records, wherever they live.
+
+        Locations this process has seen are used without asking (they do not change); an
+        id not found where it was seen is looked up again, and read where it is now.
+        """
+        wanted = list(dict.fromkeys(record_ids))
+        cached = {rid: self._locations[rid] for rid in wanted if rid in self._locations}
+        located = self._locate(wanted)
+        rows = self._rows_at(located, vectors)
+        missing = [rid for rid in cached if rid not in {str(p["record_id"]) for _, _, p in rows}]
+        if missing:
+            now = self._locate(missing, fresh=True)
+            self._forget_locations(rid for rid in missing if rid not in now)
+            rows += self._rows_at({r: loc for r, loc in now.items() if loc != cached[r]}, vectors)
+        return rows
+
+    def _rows_at(
+        self, located: Mapping[str, Location], vectors: bool
+    ) -> list[tuple[S.Spec, str, Row]]:
         from weaviate.classes.query import Filter
 
         groups: dict[Target, list[str]] = defaultdict(list)
-        for rid, (kind, tenant) in self._locate(record_ids).items():
+        for rid, (kind, tenant) in located.items():
             if kind in S.RECORD_SPECS:
                 groups[(S.RECORD_SPECS[kind], tenant)].append(rid)
 
-        def fetch(spec: S.Spec, tenant: str) -> list[tuple[S.Spec, str, Mapping[str, Any]]]:
-            rows: list[tuple[S.Spec, str, Mapping[str, Any]]] = []
+        def fetch(spec: S.Spec, tenant: str) -> list[tuple[S.Spec, str, Row]]:
+            rows: list[tuple[S.Spec, str, Row]] = []
             for chunk in chunks(groups[(spec, tenant)]):
                 where = Filter.by_id().contains_any([object_uuid("record", rid) for rid in chunk])
                 found = self._call(
@@ -153,18 +215,48 @@ class RecordReads(PinnedVectors, Tenants):
                         filters=where,
                         limit=len(chunk),
                         include_vector=[self._live_vector()] if vectors else False,
-                        return_properties=S.RECORD_RETURN,
+                        # for vectors, the id alone: the client decodes every property
+                        return_properties=["record_id"] if vectors else S.RECORD_RETURN,
                     ),
                     "read records",
-                )
-                for obj in found.objects:
-                    props = flatten(obj.properties)
-                    if vectors:
-                        props["__vector__"] = _default_vector(obj.vector, self._live_vector())
-                    rows.append((spec, tenant, props))
+                ).objects
+                if vectors:
+                    live = self._live_vector()
+                    rows.extend(
+                        (spec, tenant, {**o.properties, _VECTOR: _default_vector(o.vector, live)})
+                        for o in found
+                    )
+                else:
+                    rows.extend((spec, tenant, p) for p in self._rows(spec, tenant, found))
             return rows
 
         return self._fan_out(list(groups), fetch)
+
+    def _rows(self, spec: S.Spec, tenant: str, found: Sequence[Any]) -> list[Row]:
+        """Record rows from the objects a query returned, their locations remembered (an
+        id's kind and tenant never change, so a later read by id needs no lookup)."""
+        rows = []
+        if len(self._flat) >= DECODED:
+            self._flat.clear()
+        for obj in found:
+            # what the record is decoded from: equal raws decode to equal rows and records
+            raw = tuple(map(obj.properties.get, S.RECORD_RETURN))
+            flat = self._flat.get(raw)
+            if flat is None:
+                flat = self._flat[raw] = flatten(obj.properties)
+            row = dict(flat)  # shares the decoded values, which nothing changes
+            row[_RAW] = raw
+            rows.append(row)
+        if len(self._locations) > _LOCATION_CACHE:
+            self._locations.clear()
+        if len(self._turn_tenants) > _LOCATION_CACHE:
+            self._turn_tenants.clear()
+        kind = S.SPEC_KINDS[spec.suffix]
+        for row in rows:
+            self._locations[str(row["record_id"])] = (kind, tenant)
+            for eid in row.get("provenance") or ():
+                self._turn_tenants[str(eid)] = tenant
+        return rows
 
     def iter_records(self, query: RecordQuery, *, batch: int = 1000) -> Iterator[Record]:
         from weaviate.classes.query import Filter
@@ -177,8 +269,19 @@ class RecordReads(PinnedVectors, Tenants):
         newest = query.newest_first
         streams: list[Iterator[tuple[int, Record]]]
         if query.sources is None:
-            targets = self._targets(query.scope, specs)
-            streams = [self._stream(spec, tenant, where, size, newest) for spec, tenant in targets]
+
+            def first(spec: S.Spec, tenant: str) -> list[tuple[S.Spec, str, list[Row]]]:
+                return [(spec, tenant, self._page(spec, tenant, where, size, newest, None))]
+
+            firsts = self._on_targets(query.scope, specs, first)
+            # the first pages of every tenant in one hydration (one counter read)
+            records = iter(self._hydrate([row for _, _, rows in firsts for row in rows]))
+            streams = [
+                self._stream(
+                    spec, tenant, where, size, newest, (rows, [next(records) for _ in rows])
+                )
+                for spec, tenant, rows in firsts
+            ]
         else:
             # only the tenants that hold a record derived from them: found by their locators
             groups: dict[Target, list[str]] = defaultdict(list)
@@ -207,42 +310,57 @@ class RecordReads(PinnedVectors, Tenants):
                     return
 
     def _stream(
-        self, spec: S.Spec, tenant: str, where: _Filters, size: int, newest: bool
+        self,
+        spec: S.Spec,
+        tenant: str,
+        where: _Filters,
+        size: int,
+        newest: bool,
+        first: tuple[list[Row], list[Record]] | None = None,
     ) -> Iterator[tuple[int, Record]]:
-        """One tenant's matching records, oldest (or newest) first, ``size`` at a time."""
-        from weaviate.classes.query import Filter, Sort
-
+        """One tenant's matching records, oldest (or newest) first, ``size`` at a time
+        (``first``: the first page, already read)."""
+        page = first
         last: int | None = None
         while True:
-            page_filter = where
-            if last is not None:
-                bound = Filter.by_property("seq")
-                page_filter = where & (
-                    bound.less_than(last) if newest else bound.greater_than(last)
-                )
-            try:
-                found = self._call(
-                    partial(
-                        self._tcol(spec, tenant).query.fetch_objects,
-                        filters=page_filter,
-                        limit=size,
-                        sort=Sort.by_property("seq", ascending=not newest),
-                        return_properties=S.RECORD_RETURN,
-                    ),
-                    "list records",
-                ).objects
-            except StoreError as exc:
-                if TENANT_MISSING.search(str(exc)):
-                    return
-                raise
-            if not found:
+            if page is None:
+                try:
+                    rows = self._page(spec, tenant, where, size, newest, last)
+                except StoreError as exc:
+                    if TENANT_MISSING.search(str(exc)):
+                        return
+                    raise
+                page = (rows, self._hydrate(rows))
+            rows, records = page
+            if not rows:
                 return
-            rows = [flatten(o.properties) for o in found]
             last = int(rows[-1]["seq"])
-            records = self._hydrate(rows)
             yield from ((int(p["seq"]), r) for p, r in zip(rows, records))
-            if len(found) < size:
+            if len(rows) < size:
                 return
+            page = None
+
+    def _page(
+        self, spec: S.Spec, tenant: str, where: _Filters, size: int, newest: bool, last: int | None
+    ) -> list[Row]:
+        """A page of one tenant's matching records, after the seq ``last``."""
+        from weaviate.classes.query import Filter, Sort
+
+        page_filter = where
+        if last is not None:
+            bound = Filter.by_property("seq")
+            page_filter = where & (bound.less_than(last) if newest else bound.greater_than(last))
+        found = self._call(
+            partial(
+                self._tcol(spec, tenant).query.fetch_objects,
+                filters=page_filter,
+                limit=size,
+                sort=Sort.by_property("seq", ascending=not newest),
+                return_properties=S.RECORD_RETURN,
+            ),
+            "list records",
+        ).objects
+        return self._rows(spec, tenant, found)
 
     def count(self, scope: Scope | None, kind: Kind) -> int:
         from weaviate.classes.query import Filter
@@ -263,11 +381,11 @@ class RecordReads(PinnedVectors, Tenants):
             )
             return [int(result.total_count or 0)]
 
-        return sum(self._fan_out(self._targets(scope, [spec]), total))
+        return sum(self._on_targets(scope, [spec], total))
 
     def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
         rows = {
-            str(p["record_id"]): p["__vector__"]
+            str(p["record_id"]): p[_VECTOR]
             for _, _, p in self._fetch_rows(record_ids, vectors=True)
         }
         dim = self._dim() or (len(next(iter(rows.values()))) if rows else 0)
@@ -291,16 +409,34 @@ class RecordReads(PinnedVectors, Tenants):
         pending = self._pool.submit(self._sources, merged) if merged else None
         counts = self._counts(ids)
         sources = pending.result() if pending is not None else {}
-        return [
-            record_from(
-                p,
-                provenance=tuple(
-                    sorted({*p.get("provenance", ()), *sources.get(str(p["record_id"]), ())})
-                ),
-                counts=counts.get(str(p["record_id"]), Counts()),
-            )
-            for p in rows
-        ]
+        return self._fold(rows, counts, sources)
+
+    def _fold(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        counts: Mapping[str, Counts],
+        sources: Mapping[str, Sequence[str]],
+    ) -> list[Record]:
+        """Records from rows, their counters and the provenance merges added."""
+        out = []
+        for p in rows:
+            rid = str(p["record_id"])
+            provenance = tuple(sorted({*p.get("provenance", ()), *sources.get(rid, ())}))
+            tally = counts.get(rid, Counts())
+            # A record is a function of what it is decoded from: the same stored properties,
+            # provenance and counts give the same (frozen) record, which needs no invalidation
+            # (anything changed is a different key).
+            raw = p.get(_RAW)
+            key = None if raw is None else (raw, provenance, tally)
+            record = None if key is None else self._decoded.get(key)
+            if record is None:
+                record = record_from(p, provenance=provenance, counts=tally)
+                if key is not None:
+                    if len(self._decoded) >= DECODED:
+                        self._decoded.clear()
+                    self._decoded[key] = record
+            out.append(record)
+        return out
 
     def _counts(self, ids: Sequence[str]) -> dict[str, Counts]:
         from weaviate.classes.aggregate import GroupByAggregate
@@ -308,12 +444,13 @@ class RecordReads(PinnedVectors, Tenants):
 
         tallies: dict[str, dict[str, Any]] = defaultdict(dict)
         for chunk in chunks(list(ids), 300):
-            keys = [f"{f}:{rid}" for rid in chunk for f in ("access", "used", "ignored", "seen")]
             result: Any = self._call(
                 partial(
                     self._col(S.COUNTER).aggregate.over_all,
-                    filters=Filter.by_property("key").contains_any(keys),
-                    group_by=GroupByAggregate(prop="key", limit=len(keys)),
+                    # a filter on the ids, not on their four keys each: a quarter of the
+                    # values to look up, and as many groups (every event has both)
+                    filters=Filter.by_property("record_id").contains_any(chunk),
+                    group_by=GroupByAggregate(prop="key", limit=4 * len(chunk)),
                     total_count=True,
                     return_metrics=Metrics("at").date_(maximum=True),
                 ),

@@ -231,6 +231,7 @@ RECORD_SPECS: Mapping[Kind, Spec] = {
     Kind.PROCEDURE: PROCEDURE,
 }
 KIND_SPECS: Mapping[Kind, Spec] = {Kind.EPISODE: EPISODE, **RECORD_SPECS}
+SPEC_KINDS: Mapping[str, Kind] = {spec.suffix: kind for kind, spec in KIND_SPECS.items()}
 
 
 def description(

@@ -3,7 +3,8 @@
 Queries run per tenant of the scope, with every filter evaluated by the server;
 the core scores and reranks what comes back. BM25 only picks the keyword hits (they
 are marked; how well each matches the question is the core's call), and one found
-only by keyword gets its cosine from the server, without its vector being sent back.
+only by keyword gets its cosine from the server, without its vector being sent back,
+with its properties (the others' came with the vector query).
 """
 
 from __future__ import annotations
@@ -21,11 +22,19 @@ from commonplace.embedders import Vectors
 from commonplace.stores import Hit
 
 from . import _schema as S
-from ._mapping import flatten, object_uuid, scope_of
-from ._reads import RecordReads
+from ._mapping import object_uuid, scope_of
+from ._reads import RecordReads, Row
 from ._tenants import Target
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+#: What a BM25 query returns: ids, and whether merges added provenance to read.
+KEYWORD_RETURN = ["record_id", "merged"]
+
+
+def keywords_of(text: str | None) -> str:
+    """The BM25 query of a question: its first 32 words, lower-cased, each once."""
+    words = _WORD.findall(text.lower())[:32] if text else []
+    return " ".join(dict.fromkeys(words))
 
 
 class Search(RecordReads):
@@ -46,15 +55,11 @@ class Search(RecordReads):
         query = np.asarray(vector, np.float32).ravel()
         if limit <= 0 or not specs:
             return []
-        targets = self._targets(scope, specs)
-        if not targets:
-            return []
         active = Filter.by_property("status").equal(Status.ACTIVE.value)
-        words = _WORD.findall(text.lower())[:32] if text else []
-        keywords = " ".join(dict.fromkeys(words))
+        keywords = keywords_of(text)
         qlist = query.tolist()
 
-        def near(spec: S.Spec, tenant: str) -> list[tuple[str, float, Mapping[str, Any], Any]]:
+        def near(spec: S.Spec, tenant: str) -> list[tuple[str, float, Row, Any]]:
             found = self._call(
                 lambda: self._tcol(spec, tenant).query.near_vector(
                     near_vector=qlist,
@@ -67,75 +72,76 @@ class Search(RecordReads):
                 "search by vector",
             ).objects
             return [
-                ("v", 1.0 - float(o.metadata.distance or 0.0), flatten(o.properties), None)
-                for o in found
+                ("v", 1.0 - float(o.metadata.distance or 0.0), row, None)
+                for o, row in zip(found, self._rows(spec, tenant, found))
             ]
 
-        def bm25(spec: S.Spec, tenant: str) -> list[tuple[str, float, Mapping[str, Any], Any]]:
+        def bm25(spec: S.Spec, tenant: str) -> list[tuple[str, float, Row, Any]]:
+            # ids only: most keyword hits are vector hits too, whose rows came with those;
+            # the rest come with their cosines (see below)
             found = self._call(
                 lambda: self._tcol(spec, tenant).query.bm25(
                     query=keywords,
                     query_properties=["search"],
                     limit=limit,
                     filters=active,
-                    return_properties=S.RECORD_RETURN,
+                    return_properties=KEYWORD_RETURN,
                     return_metadata=MetadataQuery(score=True),
                 ),
                 "search by keyword",
             ).objects
             return [
-                ("k", float(o.metadata.score or 0.0), flatten(o.properties), (spec, tenant))
-                for o in found
+                ("k", float(o.metadata.score or 0.0), o.properties, (spec, tenant)) for o in found
             ]
 
-        def both(spec: S.Spec, tenant: str) -> list[tuple[str, float, Mapping[str, Any], Any]]:
-            return near(spec, tenant) + (bm25(spec, tenant) if keywords else [])
-
-        if keywords and len(targets) == 1:  # one tenant: run the two queries side by side
-            hits = [
-                h
-                for part in self._parallel(
-                    [lambda: self._fan_out(targets, near), lambda: self._fan_out(targets, bm25)]
-                )
-                for h in part
-            ]
-        else:
-            hits = self._fan_out(targets, both)
+        # every query of every tenant at once, with the tenant lookup (see _on_targets)
+        queries = (near, bm25) if keywords else (near,)
+        hits = self._on_targets(scope, specs, *queries)
         by_vector = sorted((h for h in hits if h[0] == "v"), key=lambda h: -h[1])[:limit]
         by_keyword = sorted((h for h in hits if h[0] == "k"), key=lambda h: -h[1])[:limit]
         similarity: dict[str, float] = {}
-        rows: dict[str, Mapping[str, Any]] = {}
+        rows: dict[str, Row | None] = {}
         for _, sim, props, _ in by_vector:
             rid = str(props["record_id"])
             similarity.setdefault(rid, sim)
             rows.setdefault(rid, props)
         keyword: set[str] = set()
         lexical_only: dict[Target, list[str]] = defaultdict(list)
+        merged = [rid for rid, p in rows.items() if p and p.get("merged")]
         for _, _, props, where in by_keyword:
             rid = str(props["record_id"])
             keyword.add(rid)  # BM25 picks the candidates; the core scores the match
-            if rid not in similarity:
+            if rid not in similarity and rid not in rows:
                 lexical_only[where].append(rid)
-                rows[rid] = props
-        if lexical_only:  # keyword-only hits need their cosine: the server computes it
-            for rid, sim in self._fan_out(
-                list(lexical_only),
-                lambda spec, tenant: self._cosines(
-                    spec, tenant, lexical_only[(spec, tenant)], qlist
-                ),
-            ):
+                rows[rid] = None  # its row comes with its cosine
+                if props.get("merged"):
+                    merged.append(rid)
+        # The second round, all at once: the keyword-only hits' rows and cosines (the server
+        # computes them), and the counters and merged provenance of every candidate.
+        measuring = self._launch(
+            [
+                (spec, tenant, partial(self._measured, ids=ids, query=qlist, where=active))
+                for (spec, tenant), ids in lexical_only.items()
+            ]
+        )
+        sourcing = self._pool.submit(self._sources, merged) if merged else None
+        counts = self._counts(list(rows))
+        for future in measuring:
+            for rid, sim, row in future.result():
                 similarity[rid] = sim
-        for rid in [r for r in rows if r not in similarity]:
-            similarity[rid] = 0.0  # pragma: no cover - deleted between the two queries
-        visible = [p for p in rows.values() if scope.contains(scope_of(p))]
-        records = self._hydrate(visible)
+                rows[rid] = row
+        sources = sourcing.result() if sourcing is not None else {}
+        # a keyword hit deactivated or deleted since the first round is left out
+        found = [p for p in rows.values() if p is not None]
+        records = self._fold([p for p in found if scope.contains(scope_of(p))], counts, sources)
         ranked = sorted(records, key=lambda r: -similarity[r.id])
         return [Hit(r, similarity[r.id], r.id in keyword) for r in ranked]
 
-    def _cosines(
-        self, spec: S.Spec, tenant: str, ids: Sequence[str], query: list[float]
-    ) -> list[tuple[str, float]]:
-        """The cosine similarity of these records to ``query``, without moving their vectors."""
+    def _measured(
+        self, spec: S.Spec, tenant: str, ids: Sequence[str], query: list[float], where: Any
+    ) -> list[tuple[str, float, Row]]:
+        """These records' rows, and their cosine similarity to ``query`` computed by the
+        server (their vectors are not sent back), if they still match ``where``."""
         from weaviate.classes.query import Filter, MetadataQuery
 
         found = self._call(
@@ -144,14 +150,16 @@ class Search(RecordReads):
                 near_vector=query,
                 target_vector=self._live_vector(),
                 limit=len(ids),
-                filters=Filter.by_id().contains_any([object_uuid("record", r) for r in ids]),
-                return_properties=["record_id"],
+                filters=where
+                & Filter.by_id().contains_any([object_uuid("record", r) for r in ids]),
+                return_properties=S.RECORD_RETURN,
                 return_metadata=MetadataQuery(distance=True),
             ),
             "measure keyword hits",
         ).objects
         return [
-            (str(o.properties["record_id"]), 1.0 - float(o.metadata.distance or 0.0)) for o in found
+            (str(row["record_id"]), 1.0 - float(o.metadata.distance or 0.0), row)
+            for o, row in zip(found, self._rows(spec, tenant, found))
         ]
 
     def nearest(self, scope: Scope, vectors: Vectors) -> list[tuple[str, float] | None]:
@@ -163,13 +171,12 @@ class Search(RecordReads):
             matrix = matrix.reshape(1, -1)
         if len(matrix) == 0:
             return []
-        targets = self._targets(scope, [S.NOTE])
         active = Filter.by_property("status").equal(Status.ACTIVE.value)
         best: list[tuple[str, float] | None] = [None] * len(matrix)
-        if not targets:
-            return best
 
-        def one(row: int, spec: S.Spec, tenant: str) -> tuple[int, str, float, Mapping[str, Any]]:
+        def one(
+            row: int, spec: S.Spec, tenant: str
+        ) -> list[tuple[int, str, float, Mapping[str, Any]]]:
             found = self._call(
                 partial(
                     self._tcol(spec, tenant).query.near_vector,
@@ -182,22 +189,18 @@ class Search(RecordReads):
                 ),
                 "find the nearest note",
             ).objects
-            if not found:
-                return row, "", -2.0, {}
-            hit = found[0]
-            return (
-                row,
-                str(hit.properties["record_id"]),
-                1.0 - float(hit.metadata.distance or 0.0),
-                hit.properties,
-            )
+            return [
+                (
+                    row,
+                    str(hit.properties["record_id"]),
+                    1.0 - float(hit.metadata.distance or 0.0),
+                    hit.properties,
+                )
+                for hit in found[:1]
+            ]
 
-        jobs = [
-            partial(one, row, spec, tenant)
-            for row in range(len(matrix))
-            for spec, tenant in targets
-        ]
-        for row, rid, sim, props in self._parallel(jobs):
+        rows = [partial(one, row) for row in range(len(matrix))]
+        for row, rid, sim, props in self._on_targets(scope, [S.NOTE], *rows):
             if rid and scope.contains(scope_of(props)):
                 current = best[row]
                 if current is None or sim > current[1]:

@@ -3,10 +3,14 @@
 Records and episodes sit in multi-tenant collections with one tenant per exact
 scope (named by ``_mapping.tenant_name``), created on first write and listed in the
 ``Tenant`` registry, so a broader scope finds its tenants with one filtered query
-(``_targets``). ``Locator`` objects say which kind and tenant each id has, so an id
-is read without a search (``_locate``). The batch insert is here as well because it
-must outlive a tenant another client removed meanwhile (an erasing ``delete`` removes
-the tenants it empties): it makes the tenant again and sends the objects once more.
+(``_targets``). Queries on a scope go through ``_on_targets``, which starts them on the
+tenants the registry listed last time while it asks the registry again, so the lookup
+costs no wait of its own and the answer is still the registry's current one.
+``Locator`` objects say which kind and tenant each id has, so an id is read without a
+search (``_locate``); locations never change, so they are remembered, from locators
+and from the rows queries return. The batch insert is here as well because it must
+outlive a tenant another client removed meanwhile (an erasing ``delete`` removes the
+tenants it empties): it makes the tenant again and sends the objects once more.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from functools import partial
 from typing import Any, TypeVar
 
@@ -34,8 +39,10 @@ _INSERT_CHUNK = 1_000
 #: How the server says a tenant does not exist (an erasing ``delete`` removed it).
 TENANT_MISSING = re.compile(r"tenant not found|tenant .* not found|has no tenant", re.I)
 _LOCATION_CACHE = 200_000
+_SEEN_SCOPES = 10_000
 Location = tuple[Kind, str]  # (kind, tenant)
 Target = tuple[S.Spec, str]  # (collection, tenant)
+Job = tuple[S.Spec, str, Callable[[S.Spec, str], list[T]]]  # fn on (collection, tenant)
 
 
 class Tenants(Connection):
@@ -46,6 +53,9 @@ class Tenants(Connection):
         self._tenant_lock = threading.Lock()
         self._known: set[tuple[str, str]] = set()  # (collection suffix, tenant) that exist
         self._locations: dict[str, Location] = {}
+        # the targets the registry listed for a scope (and kinds) last time: queried while
+        # it is asked again (see _on_targets)
+        self._seen: dict[tuple[Parts, tuple[str, ...]], list[Target]] = {}
 
     def _ensure_tenants(self, wanted: Iterable[tuple[S.Spec, Parts]]) -> None:
         """Create the tenants (and their registry entries) that are not known yet."""
@@ -92,13 +102,22 @@ class Tenants(Connection):
                 tenants = self._call(self._col(spec).tenants.get, "list tenants")
                 out.extend((spec, name) for name in tenants)
             return out
+        return self._known_targets(scope, specs) or self._registry_targets(scope, specs)
+
+    def _known_targets(self, scope: Scope, specs: Sequence[S.Spec]) -> list[Target] | None:
+        """The targets of an exact scope whose tenants are all known to exist, else None."""
         parts = scope.parts()
         if all(parts):
             tenant = tenant_name(parts)
             if all((s.suffix, tenant) in self._known for s in specs):
                 return [(s, tenant) for s in specs]
+        return None
+
+    def _registry_targets(self, scope: Scope, specs: Sequence[S.Spec]) -> list[Target]:
+        """The targets of ``scope`` as the tenant registry lists them now."""
         from weaviate.classes.query import Filter
 
+        parts = scope.parts()
         where = Filter.by_property("collection").contains_any([s.suffix for s in specs])
         for name, value in zip(("scope_user", "scope_agent", "scope_thread"), parts):
             if value:
@@ -118,7 +137,59 @@ class Tenants(Connection):
             props = obj.properties
             if scope.contains(scope_of(props)) and props["collection"] in by_suffix:
                 out.append((by_suffix[str(props["collection"])], str(props["tenant"])))
+        # what the registry lists exists (a tenant removed since reads as empty, and a write
+        # into it makes it again): no need to create these, nor to ask again for an exact scope
+        self._known.update((spec.suffix, tenant) for spec, tenant in out)
+        if len(self._seen) > _SEEN_SCOPES:
+            self._seen.clear()
+        self._seen[(parts, tuple(s.suffix for s in specs))] = out
         return out
+
+    def _on_targets(
+        self,
+        scope: Scope | None,
+        specs: Sequence[S.Spec],
+        *fns: Callable[[S.Spec, str], list[T]],
+    ) -> list[T]:
+        """Every ``fn`` on every target of ``scope``, joined in the order of the targets
+        (then of ``fns``), all in parallel. A tenant removed meanwhile reads as empty.
+
+        When the scope's tenants have to be looked up in the registry, the ones this
+        process found for it last time are queried while the registry is read again:
+        one round trip instead of two. Only what the registry lists now is answered: a
+        tenant made since is queried once the registry names it, and the results of
+        one it no longer names are dropped, so the answer is the one looking up first
+        would give.
+        """
+        self._check_open()
+        if not specs:
+            return []
+        if scope is None:  # every tenant, listed by the server
+            targets = self._targets(None, specs)
+        else:
+            targets = self._known_targets(scope, specs) or []
+            if not targets:
+                seen = self._seen.get((scope.parts(), tuple(s.suffix for s in specs)))
+                if seen is not None:
+                    return self._on_seen(scope, specs, seen, fns)
+                targets = self._registry_targets(scope, specs)
+        return [item for part in self._run(_jobs(targets, fns)) for item in part]
+
+    def _on_seen(
+        self,
+        scope: Scope,
+        specs: Sequence[S.Spec],
+        seen: Sequence[Target],
+        fns: Sequence[Callable[[S.Spec, str], list[T]]],
+    ) -> list[T]:
+        """``_on_targets`` starting on the targets seen last time (see there)."""
+        lookup = self._pool.submit(self._registry_targets, scope, specs)
+        early = _jobs(seen, fns)
+        results = dict(zip(early, self._run(early)))
+        targets = lookup.result()
+        late = _jobs([t for t in targets if t not in seen], fns)
+        results.update(zip(late, self._run(late)))
+        return [item for job in _jobs(targets, fns) for item in results[job]]
 
     def _fan_out(self, targets: Sequence[Target], fn: Callable[[S.Spec, str], list[T]]) -> list[T]:
         """``fn`` on every target (in parallel when there are several), results joined.
@@ -126,19 +197,27 @@ class Tenants(Connection):
         A tenant removed meanwhile (by a concurrent erasing ``delete``) reads as empty.
         """
         self._check_open()
+        return [item for part in self._run(_jobs(targets, [fn])) for item in part]
 
-        def safe(spec: S.Spec, tenant: str) -> list[T]:
-            try:
-                return fn(spec, tenant)
-            except StoreError as exc:
-                if TENANT_MISSING.search(str(exc)):
-                    return []
-                raise
+    def _run(self, jobs: Sequence[Job[T]]) -> list[list[T]]:
+        """Run the jobs, the last one on this thread and the others in the pool."""
+        futures = self._launch(jobs[:-1])
+        last = [self._safely(jobs[-1])] if jobs else []
+        return [f.result() for f in futures] + last
 
-        if len(targets) <= 1:
-            return [item for spec, tenant in targets for item in safe(spec, tenant)]
-        futures = [self._pool.submit(safe, spec, tenant) for spec, tenant in targets]
-        return [item for future in futures for item in future.result()]
+    def _launch(self, jobs: Sequence[Job[T]]) -> list[Future[list[T]]]:
+        """Start the jobs in the pool (never call this from a job: the pool could be full
+        of jobs waiting for it)."""
+        return [self._pool.submit(self._safely, job) for job in jobs]
+
+    def _safely(self, job: Job[T]) -> list[T]:
+        spec, tenant, fn = job
+        try:
+            return fn(spec, tenant)
+        except StoreError as exc:
+            if TENANT_MISSING.search(str(exc)):
+                return []
+            raise
 
     # -- writing objects -------------------------------------------------------------------------
 
@@ -266,6 +345,12 @@ class Tenants(Connection):
     def _forget_locations(self, ids: Iterable[str]) -> None:
         for oid in ids:
             self._locations.pop(oid, None)
+
+
+def _jobs(
+    targets: Sequence[Target], fns: Sequence[Callable[[S.Spec, str], list[T]]]
+) -> list[Job[T]]:
+    return [(spec, tenant, fn) for spec, tenant in targets for fn in fns]
 
 
 def _parts_props(parts: Parts) -> dict[str, str]:

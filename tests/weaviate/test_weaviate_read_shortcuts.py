@@ -1,0 +1,164 @@
+"""What a backend remembers to save round trips never changes what it reads.
+
+A recall's reads skip requests: the tenants a scope had last time are queried while the
+registry is asked again, a record read once is read again by id without its locator, a
+turn is read in its note's tenant while its locator is checked. Each test has another
+client change the store behind the backend's back, and checks the backend answers what
+a fresh one would. The last test counts the requests a recall sends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pytest
+
+from commonplace import HashingEmbedder, Kind, ManualClock, Memory, Record, Scope, Tags
+from commonplace.stores import RecordQuery, TurnWrite
+from commonplace.testing import T0, episode, note, unit
+from commonplace_weaviate import WeaviateBackend
+from commonplace_weaviate import _schema as S
+from commonplace_weaviate._mapping import object_uuid
+from commonplace_weaviate._recall_bench import Tally, count_requests
+
+pytestmark = pytest.mark.weaviate
+
+ANA = Scope(user="ana")
+
+
+@pytest.fixture
+def other(backend: WeaviateBackend) -> Iterator[WeaviateBackend]:
+    """A second client of the same store (another process, as far as caches go)."""
+    second = WeaviateBackend(backend.url)
+    try:
+        yield second
+    finally:
+        second.close()
+
+
+def _write(backend: WeaviateBackend, scope: Scope, text: str, axis: float = 1.0) -> Record:
+    turn = episode(scope, text)
+    made = note(turn)
+    backend.write_turns([TurnWrite(turn, made)], unit(axis).reshape(1, -1))
+    return made
+
+
+def _texts(backend: WeaviateBackend, scope: Scope) -> tuple[list[str], list[str]]:
+    """What a search and a newest-first listing of ``scope`` find."""
+    found = backend.search(scope, unit(1.0), text="tea", limit=10)
+    listed = backend.iter_records(RecordQuery(scope=scope, newest_first=True, limit=10))
+    return sorted(h.record.text for h in found), sorted(r.text for r in listed)
+
+
+def test_a_scope_finds_a_tenant_another_client_made_since_it_last_looked(
+    backend: WeaviateBackend, other: WeaviateBackend
+) -> None:
+    first = _write(backend, Scope(user="ana", thread="t1"), "tea in the morning")
+    assert _texts(backend, ANA) == ([first.text], [first.text])
+    # a new thread of ana's: a tenant this backend has never seen
+    second = _write(other, Scope(user="ana", thread="t2"), "tea at night")
+    both = sorted([first.text, second.text])
+    assert _texts(backend, ANA) == (both, both)
+    assert backend.count(ANA, Kind.NOTE) == 2
+
+
+def test_a_tenant_another_client_erased_is_no_longer_read(
+    backend: WeaviateBackend, other: WeaviateBackend
+) -> None:
+    kept = _write(backend, Scope(user="ana", thread="t1"), "tea in the morning")
+    gone = _write(backend, Scope(user="ana", thread="t2"), "tea at night")
+    assert len(_texts(backend, ANA)[0]) == 2
+    other.delete(records=[gone.id], episodes=[gone.provenance[0]], erase=True)
+    assert _texts(backend, ANA) == ([kept.text], [kept.text])
+
+
+def test_a_record_another_client_deleted_is_not_read_where_it_was(
+    backend: WeaviateBackend, other: WeaviateBackend
+) -> None:
+    made = _write(backend, ANA, "tea in the morning")
+    assert [h.record.id for h in backend.search(ANA, unit(1.0), text=None, limit=5)] == [made.id]
+    other.delete(records=[made.id])
+    assert backend.get_records([made.id]) == []
+    assert not np.any(backend.get_vectors([made.id]))
+
+
+def test_a_record_another_client_moved_is_read_where_it_is_now(
+    backend: WeaviateBackend, other: WeaviateBackend
+) -> None:
+    turn = episode(ANA, "tea in the morning")
+    summary = Record("sm_tea", Kind.SUMMARY, ANA, "Ana drinks tea.", Tags(), (turn.id,), T0, T0)
+    backend.put_records([summary], unit(1.0).reshape(1, -1))
+    assert [r.scope for r in backend.get_records([summary.id])] == [ANA]
+    # the same id, replaced in another scope and kind by another client
+    moved = Record(
+        "sm_tea", Kind.PROCEDURE, Scope(user="bob"), "Bob drinks tea.", Tags(), (), T0, T0
+    )
+    other.put_records([moved], unit(2.0).reshape(1, -1), replace=True)
+    got = backend.get_records([summary.id])
+    assert [(r.kind, r.scope, r.text) for r in got] == [
+        (Kind.PROCEDURE, Scope(user="bob"), "Bob drinks tea.")
+    ]
+    assert np.allclose(backend.get_vectors([summary.id])[0], unit(2.0))
+
+
+def test_a_turn_is_read_only_once_its_locator_says_it_is_stored(
+    backend: WeaviateBackend, other: WeaviateBackend
+) -> None:
+    made = _write(other, ANA, "tea in the morning")
+    turn = made.provenance[0]
+    backend.search(ANA, unit(1.0), text=None, limit=5)  # the note names its turn
+    assert [e.id for e in backend.get_episodes([turn])] == [turn]
+    # the episode object without its locator: what a write that failed before its commit
+    # point leaves behind; it does not count as stored
+    reader = WeaviateBackend(backend.url)
+    try:
+        reader.search(ANA, unit(1.0), text=None, limit=5)
+        locators = backend.client.collections.get(backend.settings.prefix + S.LOCATOR.suffix)
+        locators.data.delete_by_id(object_uuid("locator", turn))
+        assert reader.get_episodes([turn]) == []
+    finally:
+        reader.close()
+
+
+def test_a_turn_outside_its_records_tenant_is_found_by_its_locator(
+    backend: WeaviateBackend, other: WeaviateBackend
+) -> None:
+    bob_turn = episode(Scope(user="bob"), "bob likes tea")
+    other.write_turns([TurnWrite(bob_turn)], None)
+    # a summary of ana's naming bob's turn: the guess (ana's tenant) is wrong
+    summary = Record("sm_x", Kind.SUMMARY, ANA, "Tea.", Tags(), (bob_turn.id,), T0, T0)
+    other.put_records([summary], unit(1.0).reshape(1, -1))
+    backend.search(ANA, unit(1.0), text=None, limit=5, kinds=(Kind.SUMMARY,))
+    assert [e.text for e in backend.get_episodes([bob_turn.id])] == ["bob likes tea"]
+
+
+def test_a_recall_sends_few_requests(
+    weaviate_backend_factory: Callable[[], WeaviateBackend],
+) -> None:
+    clock = ManualClock(T0)
+    url = weaviate_backend_factory().url
+    with Memory(url, embedder=HashingEmbedder(), clock=clock) as memory:
+        for text in (
+            "I drink green tea every morning.",
+            "My sister Joana lives in Porto.",
+            "I am learning the cello.",
+            "I moved to Lisbon last year.",
+            "My dog is called Pastel.",
+        ):
+            memory.write(text, scope="ana")
+        clock.advance(days=1)
+        memory.recall("what does the user drink?", scope="ana")  # the scope's tenants seen
+        tally = Tally(active=True)
+        count_requests(memory.backend.client, tally)  # type: ignore[attr-defined]
+        recall = memory.recall("who is Joana?", scope="ana")
+        tally.active = False
+    assert "Porto" in recall.text
+    # The core asks for hot records, recent notes (twice), candidates, links, the vectors
+    # of the unsearched, the profile card and the turns for excerpts, then counts the
+    # accesses and logs the recall: eleven calls. Each waits for the server once, but the
+    # listings and the search wait twice (the rows, then their counters): thirteen rounds.
+    # The tenant lookups, the keyword query, the keyword hits' cosines and the turns'
+    # locators travel alongside.
+    assert tally.rounds <= 13, tally
+    assert sum(tally.requests.values()) <= 20, tally
