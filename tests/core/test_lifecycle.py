@@ -193,3 +193,33 @@ def test_pinning_is_a_tier_change_in_the_audit_log(memory: Memory, clock: Manual
         ("to_warm", "unpin", note.id),  # newest first
         ("to_hot", "pin", note.id),
     ]
+
+
+def test_a_search_that_finds_only_the_oldest_value_still_brings_the_current_one(
+    db_url: str, clock: ManualClock
+) -> None:
+    """Supersession heads are followed step by step along the chain (Lisbon, then Porto,
+    then Berlin): with a pool of one, the search finds the old value and the recall shows
+    what holds now, scored as relevant as what it replaced."""
+    config = Config(search_min_notes=0, pool_min=1, pool_factor=1)
+    with Memory(db_url, clock=clock, config=config) as memory:
+        lisbon = memory.write("I live in Lisbon.", scope="ana").note
+        for text in ("I moved to Porto.", "I moved to Berlin."):
+            clock.advance(days=100)
+            memory.write(text, scope="ana")
+        for n in range(20):
+            memory.write(f"I walked the dog along route {n}.", scope="ana")
+        assert lisbon is not None
+        limits: list[int] = []
+        search = memory.backend.search
+
+        def spy(*args: object, **kwargs: object) -> object:
+            limits.append(int(kwargs["limit"]))  # type: ignore[call-overload]
+            return search(*args, **kwargs)  # type: ignore[arg-type]
+
+        memory.backend.search = spy  # type: ignore[method-assign]
+        recall = memory.recall("Lisbon", scope="ana", top_k=1)
+    assert limits == [1]
+    relevant = [i for i in recall.items if i.section == "relevant"]
+    assert [i.record.tags.value for i in relevant] == ["Berlin"]
+    assert relevant[0].score.semantic >= max(i.score.semantic for i in recall.items)

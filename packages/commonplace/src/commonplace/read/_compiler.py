@@ -300,20 +300,22 @@ class RecallCompiler:
         return [RecallItem(c.record, s) for c, s in zip(candidates, scores)]
 
     def _with_heads(self, pool: list[Candidate], vector: Vectors, scope: Scope) -> list[Candidate]:
-        """Add what superseded each superseded candidate, so the current fact competes."""
+        """Add what superseded each superseded candidate, so the current fact competes:
+        one read per step along the chains, for every chain at once."""
         have = {c.record.id for c in pool}
         missing: list[Record] = []
-        for candidate in pool:
-            record = candidate.record
-            for _ in range(_MAX_CHAIN):
-                if record.superseded_by is None or record.superseded_by in have:
-                    break
-                successor = self._backend.get_record(record.superseded_by)
-                if successor is None or not scope.contains(successor.scope):
-                    break
-                missing.append(successor)
-                have.add(successor.id)
-                record = successor
+        wanted = {c.record.superseded_by for c in pool} - have - {None}
+        for _ in range(_MAX_CHAIN):
+            if not wanted:
+                break
+            found = [
+                r
+                for r in self._backend.get_records(sorted(w for w in wanted if w is not None))
+                if r.status is Status.ACTIVE and scope.contains(r.scope) and r.id not in have
+            ]
+            missing.extend(found)
+            have.update(r.id for r in found)
+            wanted = {r.superseded_by for r in found} - have - {None}
         return pool + self._as_candidates(missing, vector)
 
     def _with_links(
