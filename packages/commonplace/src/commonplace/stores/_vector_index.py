@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from .._scope import Scope
 from ..embedders import Vectors
-from ._ann import Ann
+from ._ann import NEAREST_WIDTH, Ann
 
 ScopeParts = tuple[str, str, str]
 
@@ -183,7 +183,7 @@ class VectorIndex:
             if not _visible(scope, parts):
                 continue
             if block.ann is not None and len(block.ann):
-                keys, sims = block.ann.search(queries, 1)
+                keys, sims = block.ann.search(queries, 1, width=NEAREST_WIDTH)
                 for q in range(len(queries)):
                     if keys.shape[1] and keys[q, 0] >= 0:
                         offer(q, int(keys[q, 0]), float(sims[q, 0]))
