@@ -322,9 +322,9 @@ def test_a_first_load_reads_the_rows_a_chunk_at_a_time_and_misses_none(
 def test_a_larger_graph_is_searched_wider() -> None:
     """Recall@10 of a fixed-width search falls as a graph grows (0.98 at 100k vectors, 0.91
     at 1M with 256 candidates): the width grows with the square root of the size."""
-    from commonplace.stores._ann import expansion
+    from commonplace.stores._ann import search_width
 
-    assert [expansion(n) for n in (10, 100_000, 250_000, 1_000_000, 10**8)] == [
+    assert [search_width(n) for n in (10, 100_000, 250_000, 1_000_000, 10**8)] == [
         256,
         256,
         256,

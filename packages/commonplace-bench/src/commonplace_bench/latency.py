@@ -49,7 +49,7 @@ from .workloads.scaling import SCOPE, START, _build_store_only, _queries, rss_by
 _CONNECTIVITY, _EXPANSION_ADD = 16, 64
 
 
-def _expansion_search(size: int) -> int:
+def _search_width(size: int) -> int:
     return min(1024, max(256, int(256 * math.sqrt(size / 250_000))))
 
 
@@ -94,7 +94,7 @@ def measure(size: int, *, folder: Path, queries: int, seed: int = 1) -> dict[str
             dtype="f32",
             connectivity=_CONNECTIVITY,
             expansion_add=_EXPANSION_ADD,
-            expansion_search=_expansion_search(size),
+            expansion_search=_search_width(size),
         )
         bare_build, _ = _clocked(lambda: bare.add(np.arange(size, dtype=np.uint64), matrix))
         cached.warm(asked)

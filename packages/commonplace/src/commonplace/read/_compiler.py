@@ -35,7 +35,7 @@ from .._text import WORD, keyword_coverage
 from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
 from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Candidate, RecallLog, RecordQuery, Store
-from ._context import Line, Section, compile_context, line_cost, neutralise, record_line
+from ._context import Line, Section, compile_context, neutralise, record_line, record_line_cost
 from ._excerpts import EXCERPT_NOTES, MAX_TURNS_PER_NOTE, excerpts_for
 from ._flags import find_disagreements
 from ._recall import Disagreement, Recall, RecallItem
@@ -304,18 +304,18 @@ class RecallCompiler:
         one read per step along the chains, for every chain at once."""
         have = {c.record.id for c in pool}
         missing: list[Record] = []
-        wanted = {c.record.superseded_by for c in pool} - have - {None}
+        wanted = {c.record.superseded_by for c in pool if c.record.superseded_by} - have
         for _ in range(_MAX_CHAIN):
             if not wanted:
                 break
             found = [
                 r
-                for r in self._backend.get_records(sorted(w for w in wanted if w is not None))
+                for r in self._backend.get_records(sorted(wanted))
                 if r.status is Status.ACTIVE and scope.contains(r.scope) and r.id not in have
             ]
             missing.extend(found)
             have.update(r.id for r in found)
-            wanted = {r.superseded_by for r in found} - have - {None}
+            wanted = {r.superseded_by for r in found if r.superseded_by} - have
         return pool + self._as_candidates(missing, vector)
 
     def _with_links(
@@ -426,7 +426,7 @@ class _Ranked:
         self._notes = notes
         self._order = np.argsort(-totals, kind="stable").tolist()
         self._at = {c.record.id: n for n, c in enumerate(pool)}
-        self.best: float | None = float(scores.semantic.max()) if len(pool) else None
+        self.best = scores.best
 
     def item(self, n: int) -> RecallItem:
         record = self._pool[n].record
@@ -464,7 +464,7 @@ def _within_budget(relevant: list[Record], budget: int) -> int:
     for n, record in enumerate(relevant):
         if spent >= budget:
             return min(len(relevant), n + _LOOKAHEAD)
-        spent += line_cost(record.text)
+        spent += record_line_cost(record.text)
     return len(relevant)
 
 

@@ -167,7 +167,7 @@ def _line_cost(text: str) -> int:
     return count_tokens(text + "\n")
 
 
-def line_cost(text: str) -> int:
+def record_line_cost(text: str) -> int:
     """The tokens a record's line costs at least: its neutralised text as a list item
     (what the recall says of it, an excerpt or a note, only adds to it)."""
     return _line_cost("- " + neutralise(text))

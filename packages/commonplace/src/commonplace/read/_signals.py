@@ -111,12 +111,22 @@ class Score:
 
 def recency(days: float, *, half_life_days: float) -> float:
     """``exp(-ln 2 / half_life * days)``: 1 when fresh, 0.5 after one half-life."""
-    return math.exp(-math.log(2) / half_life_days * max(0.0, days))
+    return float(_recency(np.asarray(days, np.float64), half_life_days))
 
 
 def frequency(count: int, *, cap: int) -> float:
     """``log(1 + n) / log(1 + cap)``, capped at 1."""
-    return min(1.0, math.log1p(max(0, count)) / math.log1p(cap))
+    return float(_frequency(np.asarray(count, np.float64), cap))
+
+
+def _recency(days: np.ndarray, half_life_days: float) -> np.ndarray:
+    out: np.ndarray = np.exp(-math.log(2) / half_life_days * np.maximum(0.0, days))
+    return out
+
+
+def _frequency(counts: np.ndarray, cap: int) -> np.ndarray:
+    out: np.ndarray = np.minimum(1.0, np.log1p(np.maximum(0.0, counts)) / math.log1p(cap))
+    return out
 
 
 def score_candidates(
@@ -139,29 +149,27 @@ class PoolScores:
     """The scores of a whole pool, computed together as arrays; a :class:`Score` is made
     only for the candidates a recall keeps (most of a pool is never shown).
 
-    ``totals[i]`` is candidate ``i``'s total; ``semantic[i]`` its blended relevance."""
+    ``totals[i]`` is candidate ``i``'s total, ``semantic[i]`` its blended relevance and
+    ``best`` the best relevance the pool was gated against (None for an empty pool)."""
 
     def __init__(
         self,
         candidates: Sequence[Candidate],
-        columns: dict[str, np.ndarray],
+        rows: np.ndarray,
         extra: dict[str, np.ndarray],
+        best: float | None,
     ) -> None:
         self._candidates = candidates
-        # one row per candidate, the columns in the order Score takes them
-        self._rows = np.stack([columns[name] for name in _COLUMNS], axis=1)
+        self._rows = rows  # one per candidate, in the order Score takes them
         self._extra = extra
-        self.totals: np.ndarray = columns["total"]
-        self.semantic: np.ndarray = columns["semantic"]
-
-    def __len__(self) -> int:
-        return len(self._candidates)
+        self.totals: np.ndarray = rows[:, 0]
+        self.semantic: np.ndarray = rows[:, 1]
+        self.best = best
 
     def score(self, i: int, *, total: float | None = None) -> Score:
         """Candidate ``i``'s score (with ``total`` in place of its own, when given)."""
-        own, semantic, rec, freq, imp, gate, imp_gate, access, tier, modality = self._rows[
-            i
-        ].tolist()
+        row = self._rows[i].tolist()
+        own, semantic, rec, freq, imp, gate, imp_gate, access, tier, modality = row
         candidate = self._candidates[i]
         return Score(
             own if total is None else total,
@@ -178,20 +186,6 @@ class PoolScores:
             tier_factor=tier,
             modality_factor=modality,
         )
-
-
-_COLUMNS = (
-    "total",
-    "semantic",
-    "recency",
-    "frequency",
-    "importance",
-    "gate",
-    "importance_gate",
-    "accessibility",
-    "tier_factor",
-    "modality_factor",
-)
 
 
 def score_pool(
@@ -219,10 +213,10 @@ def score_pool(
     days = np.fromiter(
         ((at - r.last_access.timestamp()) / _SECONDS_PER_DAY for r in records), np.float64, n
     )
-    rec = np.exp(-math.log(2) / config.half_life_days * np.maximum(0.0, days))
+    rec = _recency(days, config.half_life_days)
     # retrievals and confirmed uses both count as "often recalled"
     counts = np.fromiter((r.access_count + r.used_count for r in records), np.float64, n)
-    freq = np.minimum(1.0, np.log1p(np.maximum(0.0, counts)) / math.log1p(config.frequency_cap))
+    freq = _frequency(counts, config.frequency_cap)
     imp = np.clip(np.fromiter((r.tags.importance for r in records), np.float64, n), 0.0, 1.0)
     stated = np.fromiter((r.tags.importance_stated for r in records), bool, n)
     importance_plateau = max(config.importance_plateau, config.relevance_plateau)
@@ -245,19 +239,10 @@ def score_pool(
     modality_factor = np.where(asked, config.question_factor, 1.0)
     weighted = w.semantic * semantic + gate * lift + importance_gate * stated_lift
     total = weighted * accessibility * tier_factor * modality_factor
-    columns = {
-        "total": total,
-        "semantic": semantic,
-        "recency": rec,
-        "frequency": freq,
-        "importance": imp,
-        "gate": gate,
-        "importance_gate": importance_gate,
-        "accessibility": accessibility,
-        "tier_factor": tier_factor,
-        "modality_factor": modality_factor,
-    }
-    return PoolScores(candidates, columns, extra)
+    # one row per candidate, in the order Score takes them
+    columns = (total, semantic, rec, freq, imp, gate, importance_gate)
+    rows = np.stack([*columns, accessibility, tier_factor, modality_factor], axis=1)
+    return PoolScores(candidates, rows, extra, best)
 
 
 def _gates(

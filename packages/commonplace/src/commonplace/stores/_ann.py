@@ -108,13 +108,13 @@ class Ann:
     ) -> tuple[npt.NDArray[np.int64], Vectors]:
         """The ``count`` nearest seqs and similarities per query row (rows of -1 / -inf
         pad a query that found fewer). ``width`` is how many candidates the search looks
-        at (by default as many as recall@10 needs at this size, see :func:`expansion`)."""
+        at (by default as many as recall@10 needs at this size, see :func:`search_width`)."""
         count = min(count, len(self.index))
         if count == 0:
             n = len(queries)
             return np.empty((n, 0), np.int64), np.empty((n, 0), np.float32)
         # widened to the number asked for (usearch's setter, which its stubs do not declare)
-        wide = expansion(len(self.index)) if width is None else width
+        wide = search_width(len(self.index)) if width is None else width
         setattr(self.index, "expansion_search", max(wide, count))  # noqa: B010
         found = self.index.search(queries, count, threads=1)
         n = len(queries)
@@ -131,7 +131,7 @@ class Ann:
         return np.asarray(self.index.keys, np.int64)
 
 
-def expansion(size: int) -> int:
+def search_width(size: int) -> int:
     """How many candidates a search of a graph of ``size`` vectors looks at."""
     grown = int(_EXPANSION_SEARCH * math.sqrt(size / _EXPANSION_ROWS))
     return min(_EXPANSION_SEARCH_MAX, max(_EXPANSION_SEARCH, grown))

@@ -59,11 +59,10 @@ _COUNTER_SETS = {
 # after ranking), and is satisfied once the all-words search found this many.
 _KEYWORD_SLACK = 10
 _KEYWORD_ENOUGH = 10
-# The any-word search ranks at most about this many records: it keeps the query's rarest
-# words while their matches add up to no more. BM25 costs a few microseconds for each
-# record it ranks, and a word common in a large store ("Lisbon" in 100k notes) matches
-# thousands while saying little about which record is meant. The all-words search still
-# uses every word.
+# In a store holding more records than this, keyword search ranks at most about this many:
+# it keeps the query's rarest words while their matches add up to no more. BM25 costs a
+# few microseconds for each record it ranks, and a word common in a large store ("Lisbon"
+# in 100k notes) matches thousands while saying little about which record is meant.
 _ANY_WORD_ROWS = 500
 
 
@@ -354,7 +353,9 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
             if index is None:
                 return []
             keyword = (
-                self._keyword_hits(db, scope, text, limit, len(index), index.share(scope))
+                self._keyword_hits(
+                    db, scope, text, limit, store_rows=len(index), share=index.share(scope)
+                )
                 if text
                 else set()
             )
@@ -364,13 +365,13 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
             want = limit
             by_seq: dict[int, Record] = {}
             read: set[int] = set()
-            unread = set(keyword)
+            pending = sorted(keyword)
             while True:
                 found = index.search(scope, vector, limit=want)
-                seqs = [seq for seq, _ in found if seq not in read] + sorted(unread)
+                seqs = list(dict.fromkeys([seq for seq, _ in found if seq not in read] + pending))
                 by_seq.update(self._active_rows(db, seqs, scope, kinds))
                 read.update(seqs)
-                unread.clear()
+                pending = []
                 nearest = [(seq, sim) for seq, sim in found if seq in by_seq]
                 if len(nearest) >= limit or len(found) < want:
                     break
@@ -407,11 +408,12 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         scope: Scope,
         text: str,
         limit: int,
-        held: int,
-        share: float = 0.0,
+        *,
+        store_rows: int,
+        share: float,
     ) -> set[int]:
         """The records the keyword index finds for ``text``, at most ``limit`` (the core
-        scores how well each matches).
+        scores how well each matches). ``share`` is the part of the store ``scope`` sees.
 
         In a small store, records holding every query word are asked for first (cheap and
         precise), then, when those are few, records holding any, each search ranked by
@@ -431,7 +433,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         # (they would match nearly every row): ask for enough that ``limit`` are its own
         narrow = share < 0.5
         fetch = limit + _KEYWORD_SLACK if narrow else math.ceil(limit / share) + _KEYWORD_SLACK
-        if held <= _ANY_WORD_ROWS:  # a store this small cannot match more than the bound
+        if store_rows <= _ANY_WORD_ROWS:  # a store this small cannot match more than that
             searches = [(words, True)]
             if len(words) > 1:
                 searches.append((words, False))
