@@ -275,3 +275,28 @@ def test_the_any_word_search_drops_a_rare_word_whose_matches_pass_the_bound(
         by_keyword = {h.record.text for h in hits if h.keyword}
         # zanzibar (4) fits the bound of 10, zanzibar and ferry (4 + 8) do not
         assert by_keyword == {t for t in texts if "zanzibar" in t}
+
+
+def test_vectors_of_records_without_one_are_zeros_sized_by_the_others(tmp_path: Path) -> None:
+    """``get_vectors`` sizes its rows by the vectors it reads; a row stored without one
+    (NULL) reads as zeros, wherever it comes in the request."""
+    from commonplace import Scope
+    from commonplace.stores import EmbedderPin, SQLiteBackend, TurnWrite
+    from commonplace.testing import episode, note
+
+    scope = Scope(user="ana")
+    turns = [episode(scope, text) for text in ("first note", "second note")]
+    with SQLiteBackend(tmp_path / "m.db") as backend:
+        backend.write_pin(EmbedderPin("test-embedder", 8))
+        vectors = np.eye(2, 8, dtype=np.float32)
+        writes = [TurnWrite(t, note(t, t.text)) for t in turns]
+        backend.write_turns(writes, vectors)
+        ids = [w.note.id for w in writes if w.note is not None]
+        # SQLite reads rows looked up by id in id order: the first one read has none
+        empty = min(ids)
+        with backend._transaction() as db:
+            db.execute("UPDATE records SET vector = NULL WHERE id = ?", (empty,))
+        out = backend.get_vectors(ids)
+    assert out.shape == (2, 8)
+    for row, rid, vector in zip(out, ids, vectors):
+        assert not row.any() if rid == empty else np.array_equal(row, vector)

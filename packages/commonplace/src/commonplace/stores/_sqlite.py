@@ -316,7 +316,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         return int(row[0])
 
     def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
-        by_id: dict[str, bytes] = {}
+        by_id: dict[str, bytes | None] = {}
         with self._reading() as db:
             for chunk in chunks(list(record_ids)):
                 by_id.update(
@@ -324,8 +324,10 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                         f"SELECT id, vector FROM records WHERE id IN ({marks(len(chunk))})", chunk
                     )
                 )
-        if by_id:  # the vectors' own size, else the pinned one (no vector was found)
-            dim = len(next(iter(by_id.values()))) // 4
+        # the vectors' own size, else the pinned one (no vector was found)
+        blob = next((b for b in by_id.values() if b is not None), None)
+        if blob is not None:
+            dim = len(blob) // 4
         else:
             pin = self.read_pin()
             dim = pin.dim if pin else 0
