@@ -253,8 +253,8 @@ class RecallCompiler:
         """Every candidate worth packing, scored. Without ``top_k`` the pool is sized
         by the budget (at least ``pool_min``): about as many notes as it can show, from
         the vector search and as many again from the keyword search. A deeper pool only
-        adds weaker candidates the budget has no room for (on LoCoMo's development split
-        a pool of 125 traced less of the evidence than one of 50, with either embedder)."""
+        adds weaker candidates the budget has no room for (on LoCoMo's development split a
+        pool of 50 lost no evidence against one of 125, on either conversation or embedder)."""
         config = self._config
         if top_k is None:
             limit = max(config.pool_min, budget // _TOKENS_PER_NOTE)
