@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import cast
 
 # How much of a turn the write path reads: the note writer's rules and the text a note
 # is embedded from. A note keeps at most 50 words and the embedders read the first few
@@ -103,8 +104,10 @@ def content_terms(text: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=65_536)  # record texts come back in recall after recall
 def _content_terms(text: str) -> frozenset[str]:
-    terms = (_term(w) for w in WORD.findall(text.lower()))
-    return frozenset(t for t in terms if t is not None)
+    # mapped, not generated: a recall reads dozens of texts it has not met before
+    terms = set(map(_term, WORD.findall(text.lower())))
+    terms.discard(None)
+    return frozenset(cast("set[str]", terms))  # its None is discarded
 
 
 @functools.lru_cache(maxsize=65_536)  # a store's texts are many, its words far fewer

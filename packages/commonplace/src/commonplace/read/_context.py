@@ -147,12 +147,14 @@ def compile_context(
         spent += cost
     while kept:
         ordered = sorted(kept, key=lambda e: (e[1], e[2]))
-        text = _render(sections, ordered)
-        tokens = count_tokens(text)
+        lines = _render(sections, ordered)
+        # the sum of the lines' costs is the block's count (see _line_cost), read from the
+        # costs already counted instead of encoding the whole block again
+        tokens = _frame_cost() + sum(_line_cost(line) for line in lines[2:-1])
         if tokens <= budget_tokens:
             ids = [e[0].record_id for e in ordered if e[0].record_id is not None]
-            return text, list(dict.fromkeys(ids)), tokens
-        kept.pop()  # token merges across lines can cost a token or two more
+            return "\n".join(lines), list(dict.fromkeys(ids)), tokens
+        kept.pop()  # a day shown apart twice repeats its heading, which the packing counted once
     return "", [], 0
 
 
@@ -164,6 +166,11 @@ def _frame_cost() -> int:
 
 @functools.lru_cache(maxsize=65_536)  # the same notes are packed recall after recall
 def _line_cost(text: str) -> int:
+    """The tokens a line adds to the block, its newline included. They add up: the
+    encoding's pre-tokenizer ends a piece at a newline that a line without trailing
+    spaces ends with, and a piece never starts with one unless it is all newlines, so no
+    token spans two lines and the block costs its frame plus its lines (a test checks this
+    against a count of whole blocks)."""
     return count_tokens(text + "\n")
 
 
@@ -173,7 +180,8 @@ def record_line_cost(text: str) -> int:
     return _line_cost("- " + neutralise(text))
 
 
-def _render(sections: Sequence[Section], kept: Sequence[tuple[Line, int, int]]) -> str:
+def _render(sections: Sequence[Section], kept: Sequence[tuple[Line, int, int]]) -> list[str]:
+    """The block's lines: the tags and preamble around the sections' lines."""
     lines = [OPEN_TAG, PREAMBLE]
     for s_index, section in enumerate(sections):
         body = sorted((e for e in kept if e[1] == s_index), key=lambda e: e[2])
@@ -186,4 +194,4 @@ def _render(sections: Sequence[Section], kept: Sequence[tuple[Line, int, int]]) 
                 group = line.group
                 lines.append(line.text)
     lines.append(CLOSE_TAG)
-    return "\n".join(lines)
+    return lines

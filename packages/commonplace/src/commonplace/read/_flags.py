@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .._prefilter import Guarded, folded
 from .._records import Modality, Record
 from .._text import NEGATIONS, content_terms
 from ._recall import Disagreement
@@ -31,6 +32,10 @@ _SWITCHED = re.compile(
     r"(?P<old>[^.;,!?]+?) to\b",
     re.IGNORECASE,
 )
+# most records hold no negation and no switch: a scan for the words either needs says so
+# (every record a recall may show is read, most of them for the first time)
+_NEGATION_GUARD = Guarded(_NEGATION)
+_SWITCHED_GUARD = Guarded(_SWITCHED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +61,11 @@ def _read(record: Record, *, words: bool) -> _Reading:
 
 @functools.lru_cache(maxsize=65_536)  # record texts come back in recall after recall
 def _cheap_reading(text: str) -> tuple[bool, frozenset[str] | None, str]:
-    switched = _SWITCHED.search(text)
+    lowered = folded(text)
+    switched = _SWITCHED_GUARD.search(text, lowered)
     left = None if switched is None else (content_terms(switched.group("old")) - {"user"}) or None
-    return negated(text), left, "" if switched is None else switched.group("old").strip()
+    negated_ = _NEGATION_GUARD.search(text, lowered) is not None
+    return negated_, left, "" if switched is None else switched.group("old").strip()
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -121,4 +128,4 @@ def _content(text: str) -> frozenset[str]:
 
 def negated(text: str) -> bool:
     """Whether ``text`` says something with a negation."""
-    return bool(_NEGATION.search(text))
+    return _NEGATION_GUARD.search(text, folded(text)) is not None

@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 
+from .._prefilter import Alternation, Guarded, folded
 from .._records import FactKey, Modality, Tags
 from .._text import NEGATIONS, STOPWORDS, WORD, head
 from .._text import sentences as split_sentences
@@ -32,7 +33,6 @@ from ._clauses import (
 )
 from ._fact_patterns import END as _END
 from ._fact_patterns import FACT_PATTERNS, THE_X_IS
-from ._prefilter import Alternation, Guarded, folded
 from ._tense import capitalise, third_person
 from ._types import NoteDraft, Skip, Turn
 

@@ -1,11 +1,12 @@
-"""The note writer's literal pre-checks never change what it writes.
+"""The literal pre-checks never change what the note writer writes or what the
+disagreement flags find.
 
 A pattern is skipped only when the text lacks every needle read from it; these tests
-generate text that each of the writer's patterns matches (hypothesis builds it from the
-pattern itself), in every case and with the characters that match ASCII letters only
-case-insensitively, and check that the pattern is never skipped where it matches, that
-a narrowed alternation matches exactly as the whole one does, and that the writer's
-output with the pre-checks is the output without them.
+generate text that each of the writer's and the flags' patterns matches (hypothesis
+builds it from the pattern itself), in every case and with the characters that match
+ASCII letters only case-insensitively, and check that the pattern is never skipped where
+it matches, that a narrowed alternation matches exactly as the whole one does, and that
+the writer's output with the pre-checks is the output without them.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from commonplace import Role, Scope
-from commonplace.write import NoteDraft, RuleNoteWriter, Turn, _prefilter, _rules
-from commonplace.write._prefilter import ASCII_TWINS, Alternation, Guarded, folded, needles
+from commonplace import Role, Scope, _prefilter
+from commonplace._prefilter import ASCII_TWINS, Alternation, Guarded, folded, needles
+from commonplace.read import _flags
+from commonplace.write import NoteDraft, RuleNoteWriter, Turn, _rules
 
 CHECKS = settings(
     derandomize=True,
@@ -35,6 +37,7 @@ CHECKS = settings(
 )
 GUARDED = {
     **{name: v for name, v in vars(_rules).items() if isinstance(v, Guarded)},
+    **{f"flags {name}": v for name, v in vars(_flags).items() if isinstance(v, Guarded)},
     **{f"fact rule {i}": rule[0] for i, rule in enumerate(_rules._FACT_RULES)},
 }
 ALTERNATIONS = {name: v for name, v in vars(_rules).items() if isinstance(v, Alternation)}

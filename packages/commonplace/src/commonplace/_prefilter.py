@@ -1,4 +1,6 @@
-"""Literal pre-checks that let the note writer skip regular expressions that cannot match.
+"""Literal pre-checks that skip regular expressions that cannot match: the note writer's
+patterns, and the negations and switches the disagreement flags look for in every record a
+recall may show.
 
 Python's ``re`` tries a pattern at every position of a text, and a pattern of many
 alternatives tries each of them at each position: the rule writer's few dozen patterns
