@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -249,14 +251,31 @@ def test_the_any_word_search_keeps_the_rarest_words_while_their_matches_fit_the_
         assert sum(h.keyword for h in hits) == (0 if bound == 50 else 3)
 
 
+@contextlib.contextmanager
+def _keyword_only_store(tmp_path: Path, turns: list[Any]) -> Iterator[tuple[Any, Any]]:
+    """A store of one note per turn, every vector alike, and a query vector orthogonal
+    to all of them: only keyword hits carry information."""
+    from commonplace.stores import EmbedderPin, SQLiteBackend, TurnWrite
+    from commonplace.testing import note
+
+    with SQLiteBackend(tmp_path / "m.db") as backend:
+        backend.write_pin(EmbedderPin("test-embedder", 32))
+        vectors = np.zeros((len(turns), 32), np.float32)
+        vectors[:, 0] = 1.0
+        backend.write_turns([TurnWrite(t, note(t, t.text)) for t in turns], vectors)
+        query = np.zeros(32, np.float32)
+        query[1] = 1.0
+        yield backend, query
+
+
 def test_the_any_word_search_drops_a_rare_word_whose_matches_pass_the_bound(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The bound is on the matches of the kept words together: two words that each fit
     but not both keep the rarer one only."""
     from commonplace import Scope
-    from commonplace.stores import EmbedderPin, SQLiteBackend, TurnWrite, _sqlite
-    from commonplace.testing import episode, note
+    from commonplace.stores import _sqlite
+    from commonplace.testing import episode
 
     monkeypatch.setattr(_sqlite, "_ANY_WORD_ROWS", 10)
     scope = Scope(user="ana")
@@ -264,17 +283,39 @@ def test_the_any_word_search_drops_a_rare_word_whose_matches_pass_the_bound(
     texts += [f"a zanzibar market stall {i}" for i in range(4)]
     texts += [f"filler note {i}" for i in range(10)]
     turns = [episode(scope, text) for text in texts]
-    with SQLiteBackend(tmp_path / "m.db") as backend:
-        backend.write_pin(EmbedderPin("test-embedder", 32))
-        vectors = np.zeros((len(texts), 32), np.float32)
-        vectors[:, 0] = 1.0
-        backend.write_turns([TurnWrite(t, note(t, t.text)) for t in turns], vectors)
-        query = np.zeros(32, np.float32)
-        query[1] = 1.0
+    with _keyword_only_store(tmp_path, turns) as (backend, query):
         hits = backend.search(scope, query, text="zanzibar ferry", limit=20)
         by_keyword = {h.record.text for h in hits if h.keyword}
         # zanzibar (4) fits the bound of 10, zanzibar and ferry (4 + 8) do not
         assert by_keyword == {t for t in texts if "zanzibar" in t}
+
+
+def test_keyword_hits_are_the_best_ranked_rows_the_search_may_return(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a large store the keyword index's ranking is not joined to the rows: the row
+    read filters it, and when the best-ranked matches are another scope's the next ones
+    are read, so the search still has ``limit`` keyword hits of its own scope."""
+    from commonplace import Scope
+    from commonplace.stores import _sqlite
+    from commonplace.testing import episode
+
+    monkeypatch.setattr(_sqlite, "_ANY_WORD_ROWS", 20)
+    ana, bob = Scope(user="ana"), Scope(user="bob")
+    # bob's notes are short, so BM25 ranks all six above ana's
+    texts = [(bob, f"zanzibar {i}") for i in range(6)]
+    texts += [(ana, f"a long walk through the zanzibar spice market, stall {i}") for i in range(6)]
+    texts += [(ana, f"filler note {i}") for i in range(20)]
+    turns = [episode(scope, text) for scope, text in texts]
+    with _keyword_only_store(tmp_path, turns) as (backend, query):
+        hits = backend.search(ana, query, text="zanzibar", limit=5)
+        by_keyword = [h.record for h in hits if h.keyword]
+        assert len(by_keyword) == 5
+        assert all(r.scope == ana and "zanzibar" in r.text for r in by_keyword)
+        # bob's own search finds his, ranked first
+        hits = backend.search(bob, query, text="zanzibar", limit=5)
+        assert {h.record.text for h in hits if h.keyword} <= {f"zanzibar {i}" for i in range(6)}
+        assert sum(h.keyword for h in hits) == 5
 
 
 def test_vectors_of_records_without_one_are_zeros_sized_by_the_others(tmp_path: Path) -> None:

@@ -62,9 +62,14 @@ def neutralise(text: str) -> str:
     as one (another case, spaces, full-width forms, characters that render as nothing
     inside), no chat-template token (``<|im_start|>``), and no bidirectional controls that
     could make the text display as something it is not."""
-    text = _BIDI.sub("", " ".join(text.split()))
-    if not any(b in text for b in _BRACKETS):
-        return text
+    text = " ".join(text.split())
+    if text.isascii():  # known without a scan: no controls, no full-width forms
+        if "<" not in text and ">" not in text:
+            return text
+    else:
+        text = _BIDI.sub("", text)
+        if not any(b in text for b in _BRACKETS):
+            return text
     folded: list[str] = []
     origin: list[int] = []
     for i, ch in enumerate(text):

@@ -354,20 +354,20 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
             index = self._catch_up(db)
             if index is None:
                 return []
-            keyword = (
+            ranked = (
                 self._keyword_hits(
                     db, scope, text, limit, store_rows=len(index), share=index.share(scope)
                 )
                 if text
-                else set()
+                else []
             )
             # the cache holds every vector (deleted records and other kinds too): ask it
             # for more until ``limit`` of the nearest pass the row filter; the keyword
-            # hits' rows come with the first read
+            # hits' rows come with the first read, and the rows decide which of them count
             want = limit
             by_seq: dict[int, Record] = {}
             read: set[int] = set()
-            pending = sorted(keyword)
+            pending = ranked[:limit]
             while True:
                 found = index.search(scope, vector, limit=want)
                 seqs = list(dict.fromkeys([seq for seq, _ in found if seq not in read] + pending))
@@ -378,13 +378,17 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                 if len(nearest) >= limit or len(found) < want:
                     break
                 want *= 4
+            keyword = [seq for seq in ranked[:limit] if seq in by_seq]
+            if len(keyword) < limit < len(ranked):
+                # some of the best keyword hits were not rows of this search: the next ones
+                by_seq.update(self._active_rows(db, ranked[limit:], scope, kinds))
+                keyword = [seq for seq in ranked if seq in by_seq][:limit]
             hits = dict(nearest[:limit])
             # keyword-only hits need their cosine
-            hits.update(
-                index.similarities([s for s in keyword - hits.keys() if s in by_seq], vector)
-            )
+            hits.update(index.similarities([s for s in keyword if s not in hits], vector))
+        matched = set(keyword)
         ordered = sorted((s for s in hits if s in by_seq), key=lambda s: -hits[s])
-        return [Hit(by_seq[s], hits[s], s in keyword) for s in ordered]
+        return [Hit(by_seq[s], hits[s], s in matched) for s in ordered]
 
     def _active_rows(
         self, db: sqlite3.Connection, seqs: list[int], scope: Scope, kinds: Collection[Kind]
@@ -413,35 +417,46 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         *,
         store_rows: int,
         share: float,
-    ) -> set[int]:
-        """The records the keyword index finds for ``text``, at most ``limit`` (the core
-        scores how well each matches). ``share`` is the part of the store ``scope`` sees.
+    ) -> list[int]:
+        """The rows the keyword index finds for ``text``, best first (the core scores how
+        well each matches). ``share`` is the part of the store ``scope`` sees. Some may be
+        rows the search does not want (another scope, a deleted record): its row read
+        filters them, so the first ``limit`` that pass are its keyword hits.
 
         In a small store, records holding every query word are asked for first (cheap and
         precise), then, when those are few, records holding any, each search ranked by
-        BM25. In a large one BM25 would cost more than the rest of a recall: it counts
-        every record holding each word it ranks by (thousands for a word like "Lisbon" in
-        100k notes, a number that grows with the store), and intersecting common words
-        walks their long lists. There the search keeps the query's rarest words while the
-        records they match add up to at most ``_ANY_WORD_ROWS`` and ranks the records
-        holding any of them; a query of common words alone is left to the vector search
-        (on LoCoMo, with the bound lowered so that its conversations take this path, the
-        all-words search it replaced changed no answer).
+        BM25 and filtered here (the second search is asked only when the first found few
+        rows that pass), at most ``limit``. In a large one BM25 would cost more than the
+        rest of a recall: it counts every record holding each word it ranks by (thousands
+        for a word like "Lisbon" in 100k notes, a number that grows with the store), and
+        intersecting common words walks their long lists. There the search keeps the
+        query's rarest words while the records they match add up to at most
+        ``_ANY_WORD_ROWS`` and ranks the records holding any of them, a few more than
+        ``limit``, unfiltered (joining them to their rows here would read each row twice);
+        a query of common words alone is left to the vector search (on LoCoMo, with the
+        bound lowered so that its conversations take this path, the all-words search it
+        replaced changed no answer).
         """
         words = fts_words(text)
         if not words:
-            return set()
+            return []
         # a scope that sees most of the store is filtered by its rows, not its tokens
         # (they would match nearly every row): ask for enough that ``limit`` are its own
         narrow = share < 0.5
         fetch = limit + _KEYWORD_SLACK if narrow else math.ceil(limit / share) + _KEYWORD_SLACK
-        if store_rows <= _ANY_WORD_ROWS:  # a store this small cannot match more than that
-            searches = [(words, True)]
-            if len(words) > 1:
-                searches.append((words, False))
-        else:
+        if store_rows > _ANY_WORD_ROWS:
             rarest = self._rarest(db, words)
-            searches = [(rarest, False)] if rarest else []
+            if not rarest:
+                return []
+            rows = db.execute(
+                "SELECT rowid FROM records_fts WHERE records_fts MATCH ? ORDER BY rank LIMIT ?",
+                (fts_match(rarest, scope, every=False, within_scope=narrow), fetch),
+            )
+            return [seq for (seq,) in rows]
+        # a store this small cannot match more than that
+        searches = [(words, True)]
+        if len(words) > 1:
+            searches.append((words, False))
         where, params = scope_clause(scope, "r")
         hits: list[int] = []
         for chosen, every in searches:
@@ -455,7 +470,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                 (fts_match(chosen, scope, every=every, within_scope=narrow), fetch, *params),
             )
             hits.extend(seq for (seq,) in rows if seq not in hits)
-        return set(hits[:limit])
+        return hits[:limit]
 
     @staticmethod
     def _rarest(db: sqlite3.Connection, words: list[str]) -> list[str]:

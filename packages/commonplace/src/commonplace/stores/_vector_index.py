@@ -226,15 +226,11 @@ class VectorIndex:
         seqs = np.concatenate(found_seqs)
         sims = np.concatenate(found_sims)
         order = np.argsort(-sims, kind="stable")
-        out: list[tuple[int, float]] = []
-        for i in order:
-            seq = int(seqs[i])
-            if seq in self._removed:
-                continue
-            out.append((seq, float(sims[i])))
-            if len(out) == limit:
-                break
-        return out
+        # as Python numbers at once: converting them one by one cost more than the sort
+        ranked = zip(seqs[order].tolist(), sims[order].tolist())
+        if not self._removed:
+            return list(ranked)[:limit]
+        return [(seq, sim) for seq, sim in ranked if seq not in self._removed][:limit]
 
 
 def _visible(scope: Scope, parts: ScopeParts) -> bool:
