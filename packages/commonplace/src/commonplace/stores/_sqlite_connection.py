@@ -29,7 +29,7 @@ from ..errors import (
     StoreError,
 )
 from ._ann import AnnFiles
-from ._sqlite_rows import chunks, marks, record_from_row
+from ._sqlite_rows import chunks, marks, records_from_rows
 from ._sqlite_schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from ._vector_index import ANN_ROWS, VectorIndex
 
@@ -255,7 +255,7 @@ class SQLiteConnection:
                 chunk,
             ):
                 sources.setdefault(record_id, []).append(source_id)
-        return [record_from_row(row, tuple(sources.get(row[1], ()))) for row in rows]
+        return records_from_rows(rows, sources)
 
 
 def _check_file(path: str) -> None:

@@ -10,7 +10,7 @@ import contextlib
 import functools
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -42,9 +42,11 @@ def decoding(what: str) -> Iterator[None]:
         ) from exc
 
 
-def record_from_row(row: Any, provenance: tuple[str, ...]) -> Record:
+def records_from_rows(rows: Sequence[Any], sources: Mapping[str, list[str]]) -> list[Record]:
+    """Records from rows of ``RECORD_COLUMNS``, each with its sources (by record id)."""
+    # one guard for the whole batch: entering one per row cost more than decoding a row
     with decoding("record"):
-        return _record_from_row(row, provenance)
+        return [_record_from_row(row, tuple(sources.get(row[1], ()))) for row in rows]
 
 
 def _record_from_row(row: Any, provenance: tuple[str, ...]) -> Record:
