@@ -17,7 +17,7 @@ from ._tokens import count_tokens
 from .embedders import Embedder, HashingEmbedder
 from .hookspecs import hookimpl
 from .read import Recall, RecallItem, Score, ScoreSignal
-from .write import NoteDraft, RuleNoteWriter, Skip, Turn, WriteResult
+from .write import ImportReport, NoteDraft, RuleNoteWriter, Skip, Turn, WriteResult
 
 __version__ = "0.1.0"
 
@@ -30,6 +30,7 @@ __all__ = [
     "Episode",
     "FactKey",
     "HashingEmbedder",
+    "ImportReport",
     "Kind",
     "ManualClock",
     "Memory",

@@ -1,5 +1,5 @@
-"""The ``commonplace`` command line: demo, write, recall, explain, reembed, and the commands
-installed packages add (``commonplace mcp``, ``commonplace inspect``).
+"""The ``commonplace`` command line: demo, write, import, recall, explain, reembed, and the
+commands installed packages add (``commonplace mcp``, ``commonplace inspect``).
 
 A package adds a command through the entry-point group ``commonplace.commands``: the name is
 the command, the object a function that takes the subparsers action and adds one parser to
@@ -25,6 +25,7 @@ from ._memory import Memory
 from ._scope import Scope
 from .errors import CommonplaceError, InvalidInputError
 from .lifecycle import LifecycleReport, sleep_every_scope
+from .write import Turn
 
 # Commands that live in packages of their own, and the package that brings each: asked for
 # while that package is missing, the command says what to install instead of argparse's
@@ -71,6 +72,22 @@ def _parser() -> argparse.ArgumentParser:
     _common(write)
     write.set_defaults(run=_write)
 
+    bulk = sub.add_parser(
+        "import",
+        help="store many turns from a JSON Lines file, in batches, with a progress bar",
+        description="Store every turn of FILE (JSON Lines, '-' for stdin): one object per "
+        'line, {"text": ..., "role": "user", "user": ..., "agent": ..., "thread": ..., '
+        '"at": ISO 8601, "key": ..., "speaker": ...}, only "text" required; a line without '
+        "a scope takes --user/--agent/--thread. Every line is checked before anything is "
+        "stored; a batch is stored whole or not at all, and running the same import again "
+        "stores only what is missing.",
+    )
+    bulk.add_argument("file", help="JSON Lines file of turns, or - for stdin")
+    bulk.add_argument("--batch", type=int, default=256, help="turns per batch (default 256)")
+    _no_progress(bulk, "over the turns")
+    _common(bulk)
+    bulk.set_defaults(run=_import)
+
     recall = sub.add_parser("recall", help="compile memory for a query")
     recall.add_argument("query")
     recall.add_argument("--top-k", type=int, default=10)
@@ -88,11 +105,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run it for every user (and agent) of the store in turn, instead of one scope",
     )
-    sleep.add_argument(
-        "--no-progress",
-        action="store_true",
-        help="no progress bar over the scopes (there is none anyway when stderr is not a terminal)",
-    )
+    _no_progress(sleep, "over the scopes")
     _common(sleep)
     sleep.set_defaults(run=_sleep)
 
@@ -133,6 +146,14 @@ def _added_commands(parser: argparse.ArgumentParser) -> set[str]:
         if isinstance(action, argparse._SubParsersAction):
             return set(action.choices)
     return set()
+
+
+def _no_progress(parser: argparse.ArgumentParser, over: str) -> None:
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help=f"no progress bar {over} (there is none anyway when stderr is not a terminal)",
+    )
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -193,6 +214,73 @@ def _write(args: argparse.Namespace) -> int:
     else:
         print(f"{result.episode_id} -> no note: {result.skipped}")
     return 0
+
+
+_TURN_FIELDS = frozenset({"text", "role", "user", "agent", "thread", "at", "key", "speaker"})
+
+
+def _import(args: argparse.Namespace) -> int:
+    lines = _read_lines(args.file)
+    with Memory(args.url) as memory:
+        turns = [_line_turn(memory, args, n, line) for n, line in lines]
+        progress = False if args.no_progress else None
+        report = memory.import_turns(turns, batch=args.batch, progress=progress)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(
+            f"{report.turns} turns: {report.stored} stored ({report.notes} with a note, "
+            f"{report.skipped} without), {report.turns - report.stored} stored before; "
+            f"{report.rate:.0f} turns/s"
+        )
+    return 0
+
+
+def _read_lines(file: str) -> list[tuple[int, str]]:
+    try:
+        text = sys.stdin.read() if file == "-" else Path(file).read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"cannot read {file!r}: {exc}") from None
+    return [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
+def _line_turn(memory: Memory, args: argparse.Namespace, n: int, line: str) -> Turn:
+    """Line ``n`` as a checked turn; an error names the line."""
+    try:
+        fields = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"line {n} is not JSON ({exc.msg}); nothing was stored") from None
+    if not isinstance(fields, dict) or not isinstance(fields.get("text"), str):
+        raise InvalidInputError(
+            f'line {n} must be an object with a "text" string; nothing was stored'
+        )
+    unknown = sorted(set(fields) - _TURN_FIELDS - {"meta"})
+    if unknown:
+        raise InvalidInputError(
+            f"line {n} has unknown fields {unknown}; known: {sorted(_TURN_FIELDS | {'meta'})}"
+        )
+    named = [k for k in ("user", "agent", "thread") if fields.get(k)]
+    scope = (
+        Scope(user=fields.get("user"), agent=fields.get("agent"), thread=fields.get("thread"))
+        if named
+        else _scope(args)
+    )
+    try:
+        at = datetime.fromisoformat(fields["at"]) if "at" in fields else _at(args)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"line {n}: at {fields['at']!r} is not an ISO 8601 time") from None
+    try:
+        return memory.turn(
+            fields["text"],
+            role=fields.get("role", "user"),
+            scope=scope,
+            at=at,
+            meta=fields.get("meta"),
+            key=fields.get("key"),
+            speaker=fields.get("speaker"),
+        )
+    except CommonplaceError as exc:
+        raise InvalidInputError(f"line {n}: {exc}; nothing was stored") from None
 
 
 def _recall(args: argparse.Namespace) -> int:

@@ -61,6 +61,7 @@ from .stores import (
     Store,
 )
 from .write import Turn, WriteResult
+from .write._bulk import DEFAULT_BATCH, ImportReport, import_in_batches
 from .write._cards import CardKeeper
 from .write._clauses import split_speaker
 from .write._pipeline import WritePipeline
@@ -242,6 +243,26 @@ class Memory:
         results = self._writer.write_many(turns, ids)
         self._after_write(turns, results)
         return results
+
+    def import_turns(
+        self,
+        turns: Iterable[Turn],
+        *,
+        batch: int = DEFAULT_BATCH,
+        progress: bool | None = None,
+    ) -> ImportReport:
+        """Write a long history (a chat export, another memory's turns), ``batch`` turns
+        per :meth:`write_many`, with a progress bar on stderr (``progress``: True, False,
+        or None for one only when stderr is a terminal).
+
+        Every turn is checked before the first batch is written. Each batch is stored
+        whole or not at all: an import stopped part way keeps the batches it finished, and
+        the same import run again stores only what is missing.
+        """
+        self._check_open()
+        return import_in_batches(
+            self.write_many, turns, check=self._check_fits, batch=batch, progress=progress
+        )
 
     def _check_fits(self, turn: Turn) -> None:
         checked_length(turn.text, limit=self.config.max_turn_chars, what="turn")

@@ -1,5 +1,6 @@
 """The write path: turn -> immutable episode -> note writer -> note."""
 
+from ._bulk import ImportReport
 from ._llm import (
     NOTE_WRITER_PROMPT,
     LLMNoteWriter,
@@ -13,6 +14,7 @@ from ._rules import RuleNoteWriter
 from ._types import NoteDraft, Skip, Turn, WriteResult
 
 __all__ = [
+    "ImportReport",
     "LLMNoteWriter",
     "LLMProfileRewriter",
     "NOTE_WRITER_PROMPT",
