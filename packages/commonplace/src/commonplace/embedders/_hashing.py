@@ -25,10 +25,14 @@ from ._protocol import Vectors
 
 # Fewer buckets than this and unrelated texts share most of their features.
 _MIN_DIM = 16
-# Bounds of the per-embedder caches: feature -> bucket (about 400 bytes an entry) and
-# word -> its features (about 1 KB), each a large vocabulary's worth.
-_CACHED_FEATURES = 500_000
-_CACHED_WORDS = 50_000
+# Bounds of the per-embedder caches: feature -> bucket and word -> its features. Filled
+# first come, first served, they soon hold a text's frequent words and their features,
+# which is where the time goes: on 100k synthetic turns and LoCoMo's dev split these
+# bounds embedded as fast as bounds eight times larger (24k texts/s) in 19 MiB instead of
+# 64 (the larger ones grew with every new number and name; in a 100k-note store that was
+# most of the process's memory beyond the vectors).
+_CACHED_FEATURES = 65_536
+_CACHED_WORDS = 16_384
 # NumPy 2 adds a Python float to a float32 in float32 (NEP 50); NumPy 1 added it in float64
 # and rounded the sum. The vectors must not depend on how they are summed, so the batched
 # sum below is used only where it rounds as the one-feature-at-a-time sum always did.
