@@ -48,6 +48,7 @@ class Batches(Search):
     _ledger: WeaviateLedger
 
     def read_batch(self, batch: ReadBatch) -> BatchAnswer:
+        self._check_open()
         search = batch.search
         scope = search.scope if search is not None else _first_scope(batch.listings)
         together = [
