@@ -380,11 +380,14 @@ class RecallCompiler:
     ) -> list[Candidate]:
         if not records:
             return []
-        have = dict(known or {})
-        unread = [r.id for r in records if r.id not in have]
-        if unread:
-            have.update(zip(unread, self._backend.get_vectors(unread)))
-        sims = np.stack([have[r.id] for r in records]) @ vector
+        known = known or {}
+        unread = [r.id for r in records if r.id not in known]
+        if len(unread) == len(records):
+            matrix = self._backend.get_vectors(unread)
+        else:  # some came with the records: the rest are read, in order
+            rest = iter(self._backend.get_vectors(unread) if unread else ())
+            matrix = np.stack([known[r.id] if r.id in known else next(rest) for r in records])
+        sims = matrix @ vector
         return [Candidate(r, float(s)) for r, s in zip(records, np.atleast_1d(sims))]
 
 

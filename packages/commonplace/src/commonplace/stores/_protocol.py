@@ -217,8 +217,9 @@ class ReadBatch:
     """Reads that do not depend on one another, asked together (:class:`BatchReads`).
 
     ``listings`` are :meth:`Backend.iter_records` queries, ``search`` at most one search,
-    ``entries`` ledger entries by (kind, key), and with ``vectors`` the listed records'
-    stored vectors come along (what :meth:`Backend.get_vectors` gives for them). With
+    ``entries`` ledger entries by (kind, key). ``vectors`` invites the backend to send the
+    listed records' stored vectors along when it reads them with the records anyway (a
+    store across a network saves a request; the caller reads any it lacks itself). With
     ``link_seeds``, a backend with :class:`LinkGraph` also reads the links (of at least
     ``link_min_weight``) of about that many of the search's best hits by similarity, those
     a recall spreads activation from.
@@ -236,7 +237,8 @@ class ReadBatch:
 class BatchAnswer:
     """What a :class:`ReadBatch` reads: per listing its records (in ``iter_records``
     order), the search's hits (none without a search), per entry the entry or None, the
-    listed records' vectors by id (empty unless asked), and ``links``: what
+    vectors sent along (by id: what :meth:`Backend.get_vectors` gives for them, for some or
+    all of the listed records; none unless asked), and ``links``: what
     ``links_of(linked, min_weight=link_min_weight)`` gives, ``linked`` being the hits whose
     links were read (empty unless asked)."""
 
@@ -501,9 +503,10 @@ class BatchReads(Protocol):
     """
 
     def read_batch(self, batch: ReadBatch) -> BatchAnswer:
-        """What ``iter_records`` (per listing), ``search``, ``ledger.get`` (per entry) and
-        ``get_vectors`` (of the listed records, when asked) would return, called one by
-        one: each read as it stands at some moment during the call."""
+        """What ``iter_records`` (per listing), ``search`` and ``ledger.get`` (per entry)
+        would return, called one by one, each read as it stands at some moment during the
+        call; and ``get_vectors`` of any listed records whose vectors came with them, when
+        asked, and ``links_of`` the best hits, when asked (see :class:`ReadBatch`)."""
         ...
 
 

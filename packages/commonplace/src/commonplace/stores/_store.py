@@ -87,8 +87,8 @@ FORGOTTEN = LedgerKind.FORGOTTEN.value
 @dataclass(frozen=True, slots=True)
 class Reads:
     """What :meth:`Store.read_batch` read: per listing its records, the search's hits,
-    per card asked the card or None, the listed records' vectors by id (if asked), and the
-    links of the hits in ``linked`` (see :class:`BatchAnswer`)."""
+    per card asked the card or None, the listed records' vectors sent along (by id), and
+    the links of the hits in ``linked`` (see :class:`BatchAnswer`)."""
 
     listings: tuple[list[Record], ...]
     hits: list[Hit]
@@ -204,9 +204,10 @@ class Store:
     ) -> Reads:
         """Reads that do not depend on one another, in one call when the backend has
         :class:`BatchReads` (else one by one): what ``iter_records`` gives per listing,
-        ``search``, ``get_card`` per (scope, kind), with ``vectors`` ``get_vectors`` of the
-        listed records, and with ``link_seeds`` ``links_of`` about that many of the best
-        hits (see :class:`ReadBatch`)."""
+        ``search``, ``get_card`` per (scope, kind), with ``vectors`` the vectors of the
+        listed records the backend read with them (none one by one: a caller reads the
+        rest with ``get_vectors``), and with ``link_seeds`` ``links_of`` about that many
+        of the best hits (see :class:`ReadBatch`)."""
         batch = ReadBatch(
             listings=tuple(listings),
             search=search,
@@ -562,18 +563,15 @@ def _one_by_one(backend: Backend, batch: ReadBatch) -> BatchAnswer:
         else []
     )
     entries = tuple(backend.ledger.get(kind, key) for kind, key in batch.entries)
-    vectors: dict[str, Vectors] = {}
-    if batch.vectors:
-        ids = list(dict.fromkeys(r.id for records in listings for r in records))
-        if ids:
-            vectors = dict(zip(ids, backend.get_vectors(ids)))
+    # no vectors: one by one they cost a call of their own, for records the caller may not
+    # need them for (it reads those it does)
     linked: frozenset[str] = frozenset()
     links: list[Link] = []
     if batch.link_seeds > 0 and hits and isinstance(backend, LinkGraph):
         best = sorted(hits, key=lambda h: -h.similarity)[: batch.link_seeds]
         linked = frozenset(h.record.id for h in best)
         links = backend.links_of(linked, min_weight=batch.link_min_weight)
-    return BatchAnswer(listings, hits, entries, vectors, linked, links)
+    return BatchAnswer(listings, hits, entries, {}, linked, links)
 
 
 def _card(entry: LedgerEntry | None, scope: Scope, kind: str) -> Card | None:

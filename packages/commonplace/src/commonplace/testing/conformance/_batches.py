@@ -65,11 +65,12 @@ class TestReadBatches(CapabilityGroup):
         assert any(h.keyword and h.similarity < 0.5 for h in got.hits)  # a keyword-only hit
         assert got.cards == tuple(store.get_card(s, k) for s, k in cards)
         assert got.cards[0] is not None and got.cards[1] is None
+        # the vectors sent along (a backend may send none) are the listed records' own
         listed = list(dict.fromkeys(r.id for records in got.listings for r in records))
-        assert sorted(got.vectors) == sorted(listed)
-        np.testing.assert_allclose(
-            np.stack([got.vectors[rid] for rid in listed]), store.get_vectors(listed), atol=1e-6
-        )
+        sent = [rid for rid in listed if rid in got.vectors]
+        assert set(got.vectors) == set(sent)
+        for rid in sent:
+            np.testing.assert_allclose(got.vectors[rid], store.get_vectors([rid])[0], atol=1e-6)
 
     def test_the_counters_and_provenance_of_what_it_reads_are_folded_in(self, store: Store) -> None:
         ids = _store_a_scope(store)
