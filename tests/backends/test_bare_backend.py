@@ -1,7 +1,8 @@
 """A backend with the sixteen required members and nothing else passes the required part
 of the conformance suite and runs a whole Memory: what the optional capabilities add is
-only speed (nearest), co-use links and re-embedding in place, and without them the core
-falls back or says what to do instead."""
+only speed (nearest, reads asked together, a recall's log written with its accesses), co-use
+links and re-embedding in place, and without them the core falls back or says what to do
+instead."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from commonplace import HashingEmbedder, Memory
 from commonplace.embedders import embed_checked, embedding_text
 from commonplace.errors import UnsupportedError
 from commonplace.stores import (
+    AccessLog,
     Backend,
+    BatchReads,
     LinkGraph,
     NearestNotes,
     RecordQuery,
@@ -35,6 +38,8 @@ from commonplace.testing.conformance import (  # noqa: F401 (pytest collects the
     TestLedger,
     TestPin,
     TestProtocolMembers,
+    TestReadBatches,
+    TestRecallWrites,
     TestRecords,
     TestScopes,
     TestSearch,
@@ -96,7 +101,7 @@ def test_the_bare_backend_is_a_backend_and_nothing_more(tmp_path: Path) -> None:
     bare = BareBackend(tmp_path / "m.db")
     try:
         assert isinstance(bare, Backend)
-        for capability in (NearestNotes, LinkGraph, Reembedding):
+        for capability in (NearestNotes, LinkGraph, Reembedding, BatchReads, AccessLog):
             assert not isinstance(bare, capability)
     finally:
         bare.close()

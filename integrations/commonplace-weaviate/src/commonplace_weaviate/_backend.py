@@ -35,6 +35,7 @@ before it in this list:
 * ``_reads``: records and episodes by id and by scope (and by source), counted,
   counters folded in;
 * ``_search``: candidates by vector and by keyword, the nearest note;
+* ``_batch``: independent reads asked together (a recall's first reads), in two rounds;
 * ``_reembed``: moving the store to another embedder in place;
 * ``_forget``: deleting records and episodes with every trace of them;
 * ``_ledger``: the ledger, keyed entries in one collection (``WeaviateBackend.ledger``);
@@ -43,7 +44,8 @@ before it in this list:
   ``WeaviateBackend``, which puts the parts together.
 
 Besides the sixteen members of ``Backend`` it has the optional capabilities
-``NearestNotes`` (``nearest``), ``LinkGraph`` (links) and ``Reembedding``.
+``NearestNotes`` (``nearest``), ``LinkGraph`` (links), ``Reembedding``, ``BatchReads``
+(``read_batch``) and ``AccessLog`` (``touch_and_put``).
 """
 
 from __future__ import annotations
@@ -64,23 +66,22 @@ import numpy as np
 from commonplace import Episode, Kind, Record, Status, Tags, Tier
 from commonplace.embedders import Vectors
 from commonplace.errors import InvalidInputError
-from commonplace.stores import COUNTERS, Link, TurnWrite
+from commonplace.stores import COUNTERS, LedgerEntry, TurnWrite
 
 from . import _schema as S
-from ._connection import MAX_RESULTS, MIN_SERVER_VERSION, _connect, chunks, drop_store, wipe_store
+from ._batch import Batches
+from ._connection import MIN_SERVER_VERSION, _connect, chunks, drop_store, wipe_store
 from ._forget import Forgetting
 from ._ledger import WeaviateLedger
 from ._mapping import (
     as_utc,
     episode_properties,
     object_uuid,
-    parse_date,
     record_properties,
     tag_properties,
     tenant_name,
 )
 from ._reembed import Reembedding
-from ._search import Search
 from ._tenants import Target
 from ._upgrade import upgrade_v1
 from ._url import parse_url
@@ -90,7 +91,7 @@ from ._url import parse_url
 __all__ = ["MIN_SERVER_VERSION", "WeaviateBackend", "_connect", "drop_store", "wipe_store"]
 
 
-class WeaviateBackend(Search, Reembedding, Forgetting):
+class WeaviateBackend(Batches, Reembedding, Forgetting):
     """A commonplace store in a Weaviate server (``weaviate://host:port?options``).
 
     Options go in the URL's query (see :mod:`commonplace_weaviate._url`); the API
@@ -473,6 +474,20 @@ class WeaviateBackend(Search, Reembedding, Forgetting):
             ]
         )
 
+    def touch_and_put(
+        self, record_ids: Collection[str], *, at: datetime, entries: Sequence[LedgerEntry]
+    ) -> None:
+        """Count an access of each record and add new ledger entries (a recall's end): the
+        access events and the entries are two batch inserts sent side by side, and an
+        entry's key being new, it is written without a look for one to replace."""
+        entries = list(entries)
+        jobs: list[Callable[[], None]] = []
+        if record_ids:
+            jobs.append(partial(self.update_records, record_ids, at=at, counter="access"))
+        if entries:
+            jobs.append(partial(self._ledger.put_new, entries))
+        self._parallel(jobs)
+
     # -- links -----------------------------------------------------------------------------------
 
     def reinforce_links(
@@ -524,31 +539,6 @@ class WeaviateBackend(Search, Reembedding, Forgetting):
                 p = obj.properties
                 out[(str(p["a"]), str(p["b"]), str(p["kind"]))] = float(p["weight"])
         return out
-
-    def links_of(self, record_ids: Collection[str], *, min_weight: float) -> list[Link]:
-        from weaviate.classes.query import Filter
-
-        out: dict[tuple[str, str, str], Link] = {}
-        for chunk in chunks(list(record_ids)):
-            where = (
-                Filter.by_property("a").contains_any(chunk)
-                | Filter.by_property("b").contains_any(chunk)
-            ) & Filter.by_property("weight").greater_or_equal(min_weight)
-            found = self._call(
-                partial(self._col(S.LINK).query.fetch_objects, filters=where, limit=MAX_RESULTS),
-                "read links",
-            ).objects
-            for obj in found:
-                p = obj.properties
-                link = Link(
-                    str(p["a"]),
-                    str(p["b"]),
-                    str(p["kind"]),
-                    float(p["weight"]),
-                    parse_date(p["updated_at"]) or datetime.min,
-                )
-                out[(link.a, link.b, link.kind)] = link
-        return list(out.values())
 
     def decay_links(self, *, factor: float, at: datetime) -> None:
         from weaviate.classes.data import DataObject

@@ -97,6 +97,16 @@ class WeaviateLedger:
                 return [True] * len(entries)
             return self._create(entries)
 
+    def put_new(self, entries: Sequence[LedgerEntry]) -> None:
+        """Store entries whose keys are new (never written before, as a recall's log): one
+        batch insert, without the look for an entry to replace that ``put`` makes (a
+        replaced entry keeps its seq)."""
+        entries = list(entries)
+        for e in entries:
+            _check(e)
+        if entries:
+            self._write([(e, self._seq.next()) for e in entries], uuid.uuid4().hex)
+
     def _upsert(self, entries: Sequence[LedgerEntry]) -> None:
         last = {(e.kind, e.key): e for e in entries}  # a key given twice: the last one stays
         writer = uuid.uuid4().hex

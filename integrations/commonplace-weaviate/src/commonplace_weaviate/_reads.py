@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 _NIL = uuid.UUID(int=0)  # no object has this id
 Row = dict[str, Any]  # a record's stored properties, flattened (``_mapping.flatten``)
-_VECTOR = "__vector__"  # a row's vector, when one was asked for
+VECTOR = "__vector__"  # a row's vector, when one was asked for
 _RAW = "__raw__"  # a row's key: the properties as they came back (see _rows and _hydrate)
 
 
@@ -223,7 +223,7 @@ class RecordReads(PinnedVectors, Tenants):
                 if vectors:
                     live = self._live_vector()
                     rows.extend(
-                        (spec, tenant, {**o.properties, _VECTOR: _default_vector(o.vector, live)})
+                        (spec, tenant, {**o.properties, VECTOR: _default_vector(o.vector, live)})
                         for o in found
                     )
                 else:
@@ -264,7 +264,7 @@ class RecordReads(PinnedVectors, Tenants):
         if query.limit is not None and query.limit <= 0:
             return
         specs = [S.RECORD_SPECS[k] for k in query.kinds if k in S.RECORD_SPECS]
-        where = _record_filter(query)
+        where = record_filter(query)
         size = max(1, min(batch, MAX_RESULTS, query.limit or MAX_RESULTS))
         newest = query.newest_first
         streams: list[Iterator[tuple[int, Record]]]
@@ -300,14 +300,7 @@ class RecordReads(PinnedVectors, Tenants):
                 for (spec, tenant), ids in groups.items()
                 for chunk in chunks(sorted(ids))
             ]
-        left = query.limit
-        merged = heapq.merge(*streams, key=lambda pair: -pair[0] if newest else pair[0])
-        for _, record in merged:
-            yield record
-            if left is not None:
-                left -= 1
-                if left <= 0:
-                    return
+        yield from _merged(streams, newest, query.limit)
 
     def _stream(
         self,
@@ -341,15 +334,25 @@ class RecordReads(PinnedVectors, Tenants):
             page = None
 
     def _page(
-        self, spec: S.Spec, tenant: str, where: _Filters, size: int, newest: bool, last: int | None
+        self,
+        spec: S.Spec,
+        tenant: str,
+        where: _Filters,
+        size: int,
+        newest: bool,
+        last: int | None,
+        *,
+        vectors: bool = False,
     ) -> list[Row]:
-        """A page of one tenant's matching records, after the seq ``last``."""
+        """A page of one tenant's matching records, after the seq ``last`` (with their
+        vectors, under ``VECTOR``, if asked)."""
         from weaviate.classes.query import Filter, Sort
 
         page_filter = where
         if last is not None:
             bound = Filter.by_property("seq")
             page_filter = where & (bound.less_than(last) if newest else bound.greater_than(last))
+        live = self._live_vector()
         found = self._call(
             partial(
                 self._tcol(spec, tenant).query.fetch_objects,
@@ -357,10 +360,15 @@ class RecordReads(PinnedVectors, Tenants):
                 limit=size,
                 sort=Sort.by_property("seq", ascending=not newest),
                 return_properties=S.RECORD_RETURN,
+                include_vector=[live] if vectors else False,
             ),
             "list records",
         ).objects
-        return self._rows(spec, tenant, found)
+        rows = self._rows(spec, tenant, found)
+        if vectors:
+            for row, obj in zip(rows, found):
+                row[VECTOR] = _default_vector(obj.vector, live)
+        return rows
 
     def count(self, scope: Scope | None, kind: Kind) -> int:
         from weaviate.classes.query import Filter
@@ -385,8 +393,7 @@ class RecordReads(PinnedVectors, Tenants):
 
     def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
         rows = {
-            str(p["record_id"]): p[_VECTOR]
-            for _, _, p in self._fetch_rows(record_ids, vectors=True)
+            str(p["record_id"]): p[VECTOR] for _, _, p in self._fetch_rows(record_ids, vectors=True)
         }
         dim = self._dim() or (len(next(iter(rows.values()))) if rows else 0)
         out = np.zeros((len(record_ids), dim), np.float32)
@@ -531,7 +538,22 @@ class RecordReads(PinnedVectors, Tenants):
         return self._edges_from(sources[:half]) + self._edges_from(sources[half:])
 
 
-def _record_filter(query: RecordQuery) -> _Filters:
+def _merged(
+    streams: Sequence[Iterator[tuple[int, Record]]], newest: bool, limit: int | None
+) -> Iterator[Record]:
+    """The records of every tenant's stream in seq order (newest first if asked), up to
+    ``limit``."""
+    left = limit
+    merged = heapq.merge(*streams, key=lambda pair: -pair[0] if newest else pair[0])
+    for _, record in merged:
+        yield record
+        if left is not None:
+            left -= 1
+            if left <= 0:
+                return
+
+
+def record_filter(query: RecordQuery) -> _Filters:
     from weaviate.classes.query import Filter
 
     clauses = [

@@ -6,11 +6,11 @@ beforehand: only reads are measured), then for every query, in alternating order
 
 * ``Memory.recall(query, scope=user)`` on a Weaviate-backed Memory, the query's
   embedding made beforehand (``pre_embedded``), so the embedder costs a dictionary lookup;
-* the raw candidate queries that recall's ``search`` sends: the near-vector and the BM25
-  query on the scope's tenant, with the same limit, filter, returned properties and
-  metadata, sent straight through weaviate-client by a client of its own and, as the
-  backend sends them, side by side. Their gRPC requests are checked to be the very
-  requests the backend sent for the same query.
+* the raw candidate queries that recall's search sends (in its ``read_batch``): the
+  near-vector and the BM25 query on the scope's tenant, with the same limit, filter,
+  returned properties and metadata, sent straight through weaviate-client by a client of
+  its own and, as the backend sends them, side by side. Their gRPC requests are checked to
+  be among the very requests a recall of the same query sent.
 
 While recalling it counts every request the backend's client sends (gRPC method or HTTP
 method and path), the backend calls the core makes, and the time spent inside them, so
@@ -33,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from commonplace import HashingEmbedder, Kind, Memory, Scope
+from commonplace import HashingEmbedder, Kind, Memory
 from commonplace.embedders import CallableEmbedder, Embedder, Vectors
+from commonplace.stores import ReadBatch
 
 from . import _schema as S
 from ._bench import _conversation, _pct, write_conversation
@@ -145,6 +146,8 @@ def count_requests(client: Any, tally: Tally) -> None:
 
 
 _PROTOCOL = (
+    "read_batch",
+    "touch_and_put",
     "search",
     "iter_records",
     "get_records",
@@ -159,14 +162,15 @@ _LEDGER = ("get", "put", "list")
 
 
 def time_backend(backend: Any, tally: Tally) -> None:
-    """Time the backend calls the core makes (outermost ones only; an ``iter_records``
-    stream is timed while it is read) and count them by name."""
+    """Time the backend calls the core makes (outermost ones on the calling thread only: not
+    those a call makes, nor those it runs in the backend's pool; an ``iter_records`` stream
+    is timed while it is read) and count them by name."""
     depth = threading.local()
 
     def timed(name: str, inner: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(inner)
         def call(*args: Any, **kwargs: Any) -> Any:
-            outer = getattr(depth, "n", 0) == 0
+            outer = getattr(depth, "n", 0) == 0 and threading.current_thread() is caller
             depth.n = getattr(depth, "n", 0) + 1
             t0 = time.perf_counter()
             try:
@@ -186,6 +190,7 @@ def time_backend(backend: Any, tally: Tally) -> None:
 
         return call
 
+    caller = threading.current_thread()
     for name in _PROTOCOL:
         setattr(backend, name, timed(name, getattr(backend, name)))
     for name in _LEDGER:
@@ -284,16 +289,17 @@ def measure(
             count_requests(backend.client, tally)
             time_backend(backend, tally)
             limits: list[int] = []
-            search = backend.search
+            read_batch = backend.read_batch
 
-            def spy(*args: Any, **kwargs: Any) -> Any:
-                limits.append(int(kwargs["limit"]))
-                return search(*args, **kwargs)
+            def spy(batch: ReadBatch) -> Any:
+                assert batch.search is not None
+                limits.append(batch.search.limit)
+                return read_batch(batch)
 
-            backend.search = spy
+            backend.read_batch = spy
             note = backend.settings.prefix + S.NOTE.suffix
             raw = RawQuery(raw_client, note, backend._live_vector())
-            same = _same_requests(memory, raw, raw_client, tally, asked[0], embedder)
+            same = _same_requests(memory, raw, raw_client, tally, asked[0], embedder, limits)
             for q, user in asked[: min(10, len(asked))]:  # warm both paths
                 memory.recall(q, scope=user)
             for _ in range(runs):
@@ -334,19 +340,19 @@ def _same_requests(
     tally: Tally,
     asked: tuple[str, str],
     embedder: Embedder,
+    limits: list[int],
 ) -> bool:
-    """Whether the raw queries send the very gRPC requests recall's search sends."""
+    """Whether the raw queries are among the very gRPC requests a recall sends."""
     query, user = asked
-    backend: Any = memory.backend
     tally.reset()
     tally.capture = tally.active = True
-    backend.search(Scope(user=user), embedder.embed([query])[0], text=query, limit=125)
+    memory.recall(query, scope=user)
     tally.active = False
     theirs = list(tally.searches)
     tally.reset()
     mine = Tally(capture=True, active=True)
     count_requests(raw_client, mine)
-    raw.run(user, embedder.embed([query])[0], query, 125)
+    raw.run(user, embedder.embed([query])[0], query, limits[-1])
     mine.active = False
     sent = Counter(r.SerializeToString(deterministic=True) for r in theirs)
     made = Counter(r.SerializeToString(deterministic=True) for r in mine.searches)

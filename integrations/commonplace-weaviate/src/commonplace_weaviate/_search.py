@@ -1,4 +1,4 @@
-"""Search: a recall's candidates by vector and by keyword, and the nearest note.
+"""Search: a recall's candidates by vector and by keyword, their links, and the nearest note.
 
 Queries run per tenant of the scope, with every filter evaluated by the server;
 the core scores and reranks what comes back. BM25 only picks the keyword hits (they
@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from typing import Any
 
 import numpy as np
 
-from commonplace import Kind, Scope, Status
+from commonplace import Kind, Record, Scope, Status
 from commonplace.embedders import Vectors
-from commonplace.stores import Hit
+from commonplace.stores import Hit, Link
 
 from . import _schema as S
-from ._mapping import object_uuid, scope_of
+from ._connection import MAX_RESULTS, chunks
+from ._mapping import object_uuid, parse_date, scope_of
 from ._reads import RecordReads, Row
 from ._tenants import Target
 
@@ -37,6 +40,31 @@ def keywords_of(text: str | None) -> str:
     return " ".join(dict.fromkeys(words))
 
 
+Found = tuple[str, Any, Any, Any]  # what a first-round query found: (what, ...)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A search's first round: the queries to send on each tenant of its kinds' collections
+    (``near``, and ``bm25`` when the question has words), and what the second needs."""
+
+    specs: list[S.Spec]
+    queries: list[Callable[[S.Spec, str], list[Found]]]
+    limit: int
+    vector: list[float]
+    active: Any
+
+
+@dataclass(frozen=True)
+class Second:
+    """What a search's second round gives (see ``Search._hits``)."""
+
+    hits: list[Hit]
+    also: list[Record]
+    linked: frozenset[str]
+    links: list[Link]
+
+
 class Search(RecordReads):
     """Vector and keyword candidates, and the nearest note."""
 
@@ -49,17 +77,28 @@ class Search(RecordReads):
         limit: int,
         kinds: Collection[Kind] = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE),
     ) -> list[Hit]:
+        asked = self._asked(vector, text=text, limit=limit, kinds=kinds)
+        if asked is None:
+            return []
+        # every query of every tenant at once, with the tenant lookup (see _on_targets)
+        found = self._on_targets(scope, asked.specs, *asked.queries)
+        return self._hits(scope, asked, found).hits
+
+    def _asked(
+        self, vector: Vectors, *, text: str | None, limit: int, kinds: Collection[Kind]
+    ) -> Asked | None:
+        """The first round of a search (None when it can find nothing)."""
         from weaviate.classes.query import Filter, MetadataQuery
 
         specs = [S.RECORD_SPECS[k] for k in kinds if k in S.RECORD_SPECS]
         query = np.asarray(vector, np.float32).ravel()
         if limit <= 0 or not specs:
-            return []
+            return None
         active = Filter.by_property("status").equal(Status.ACTIVE.value)
         keywords = keywords_of(text)
         qlist = query.tolist()
 
-        def near(spec: S.Spec, tenant: str) -> list[tuple[str, float, Row, Any]]:
+        def near(spec: S.Spec, tenant: str) -> list[Found]:
             found = self._call(
                 lambda: self._tcol(spec, tenant).query.near_vector(
                     near_vector=qlist,
@@ -76,9 +115,9 @@ class Search(RecordReads):
                 for o, row in zip(found, self._rows(spec, tenant, found))
             ]
 
-        def bm25(spec: S.Spec, tenant: str) -> list[tuple[str, float, Row, Any]]:
+        def bm25(spec: S.Spec, tenant: str) -> list[Found]:
             # ids only: most keyword hits are vector hits too, whose rows came with those;
-            # the rest come with their cosines (see below)
+            # the rest come with their cosines (see _hits)
             found = self._call(
                 lambda: self._tcol(spec, tenant).query.bm25(
                     query=keywords,
@@ -94,11 +133,27 @@ class Search(RecordReads):
                 ("k", float(o.metadata.score or 0.0), o.properties, (spec, tenant)) for o in found
             ]
 
-        # every query of every tenant at once, with the tenant lookup (see _on_targets)
-        queries = (near, bm25) if keywords else (near,)
-        hits = self._on_targets(scope, specs, *queries)
-        by_vector = sorted((h for h in hits if h[0] == "v"), key=lambda h: -h[1])[:limit]
-        by_keyword = sorted((h for h in hits if h[0] == "k"), key=lambda h: -h[1])[:limit]
+        queries: list[Callable[[S.Spec, str], list[Found]]] = [near]
+        if keywords:
+            queries.append(bm25)
+        return Asked(specs, queries, limit, qlist, active)
+
+    def _hits(
+        self,
+        scope: Scope,
+        asked: Asked,
+        found: Sequence[Found],
+        also: Sequence[Row] = (),
+        *,
+        link_seeds: int = 0,
+        link_min_weight: float = 0.0,
+    ) -> Second:
+        """The second round of a search, from what its first round ``found``: the hits,
+        best first; the records of the rows ``also`` read (their counters are read with
+        the hits'); and the links of the ``link_seeds`` best vector hits, if asked."""
+        limit = asked.limit
+        by_vector = sorted((h for h in found if h[0] == "v"), key=lambda h: -h[1])[:limit]
+        by_keyword = sorted((h for h in found if h[0] == "k"), key=lambda h: -h[1])[:limit]
         similarity: dict[str, float] = {}
         rows: dict[str, Row | None] = {}
         for _, sim, props, _ in by_vector:
@@ -116,26 +171,71 @@ class Search(RecordReads):
                 rows[rid] = None  # its row comes with its cosine
                 if props.get("merged"):
                     merged.append(rid)
+        extra = list(dict.fromkeys(str(p["record_id"]) for p in also))
+        merged += [str(p["record_id"]) for p in also if p.get("merged")]
         # The second round, all at once: the keyword-only hits' rows and cosines (the server
         # computes them), and the counters and merged provenance of every candidate.
         measuring = self._launch(
             [
-                (spec, tenant, partial(self._measured, ids=ids, query=qlist, where=active))
+                (
+                    spec,
+                    tenant,
+                    partial(self._measured, ids=ids, query=asked.vector, where=asked.active),
+                )
                 for (spec, tenant), ids in lexical_only.items()
             ]
         )
+        merged = list(dict.fromkeys(merged))
         sourcing = self._pool.submit(self._sources, merged) if merged else None
-        counts = self._counts(list(rows))
+        # the best by vector are the best by similarity: a keyword-only hit is further away
+        linked = frozenset(
+            list(dict.fromkeys(str(p["record_id"]) for _, _, p, _ in by_vector if p))[:link_seeds]
+        )
+        linking = (
+            self._pool.submit(partial(self.links_of, linked, min_weight=link_min_weight))
+            if linked
+            else None
+        )
+        counts = self._counts(list(dict.fromkeys([*rows, *extra])))
         for future in measuring:
             for rid, sim, row in future.result():
                 similarity[rid] = sim
                 rows[rid] = row
         sources = sourcing.result() if sourcing is not None else {}
         # a keyword hit deactivated or deleted since the first round is left out
-        found = [p for p in rows.values() if p is not None]
-        records = self._fold([p for p in found if scope.contains(scope_of(p))], counts, sources)
+        hit_rows = [p for p in rows.values() if p is not None]
+        records = self._fold([p for p in hit_rows if scope.contains(scope_of(p))], counts, sources)
         ranked = sorted(records, key=lambda r: -similarity[r.id])
-        return [Hit(r, similarity[r.id], r.id in keyword) for r in ranked]
+        hits = [Hit(r, similarity[r.id], r.id in keyword) for r in ranked]
+        links = linking.result() if linking is not None else []
+        return Second(hits, self._fold(also, counts, sources), linked, links)
+
+    def links_of(self, record_ids: Collection[str], *, min_weight: float) -> list[Link]:
+        """The links of these records (``LinkGraph``; the rest of it is in ``_backend``): what
+        a recall spreads activation along, from its best candidates."""
+        from weaviate.classes.query import Filter
+
+        out: dict[tuple[str, str, str], Link] = {}
+        for chunk in chunks(list(record_ids)):
+            where = (
+                Filter.by_property("a").contains_any(chunk)
+                | Filter.by_property("b").contains_any(chunk)
+            ) & Filter.by_property("weight").greater_or_equal(min_weight)
+            found = self._call(
+                partial(self._col(S.LINK).query.fetch_objects, filters=where, limit=MAX_RESULTS),
+                "read links",
+            ).objects
+            for obj in found:
+                p = obj.properties
+                link = Link(
+                    str(p["a"]),
+                    str(p["b"]),
+                    str(p["kind"]),
+                    float(p["weight"]),
+                    parse_date(p["updated_at"]) or datetime.min,
+                )
+                out[(link.a, link.b, link.kind)] = link
+        return list(out.values())
 
     def _measured(
         self, spec: S.Spec, tenant: str, ids: Sequence[str], query: list[float], where: Any

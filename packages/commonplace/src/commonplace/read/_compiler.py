@@ -12,7 +12,7 @@ one token-budgeted block in authority order.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -34,7 +34,16 @@ from .._scope import owner_scope as card_scope
 from .._text import WORD, keyword_coverage
 from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
-from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Candidate, RecallLog, RecordQuery, Store
+from ..stores import (
+    PROFILE_CARD,
+    ROLLING_SUMMARY,
+    Candidate,
+    Reads,
+    RecallLog,
+    RecordQuery,
+    SearchQuery,
+    Store,
+)
 from ._context import Line, Section, compile_context, neutralise, record_line, record_line_cost
 from ._excerpts import EXCERPT_NOTES, MAX_TURNS_PER_NOTE, excerpts_for
 from ._flags import find_disagreements
@@ -80,38 +89,40 @@ class RecallCompiler:
         config = self._config
         valid = (lambda r: r.valid_at(as_of)) if as_of is not None else (lambda r: True)
         asked = _asked_turn(query, scope)
-        hot = [
-            r
-            for r in self._backend.iter_records(
+        vector = embed_checked(self._embedder, [query])[0]
+        # what a recall reads first does not depend on itself: asked together (one call to
+        # a backend with BatchReads), the search too, in case the scope is worth searching
+        first = self._backend.read_batch(
+            listings=(
                 RecordQuery(
                     scope=scope, kinds=(Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE), tiers=(Tier.HOT,)
-                )
-            )
-            if valid(r) and not _asks_itself(r, query, asked)
-        ]
-        newest = self._backend.recent_records(
-            scope,
-            kinds=(Kind.NOTE,),
-            limit=max(config.recent_notes + 10, config.search_min_notes),
+                ),
+                RecordQuery(
+                    scope=scope,
+                    kinds=(Kind.NOTE,),
+                    newest_first=True,
+                    limit=max(config.recent_notes + 10, config.search_min_notes),
+                ),
+            ),
+            search=SearchQuery(scope, vector, query, _pool_limit(config, top_k, budget)),
+            cards=((card_scope(scope), PROFILE_CARD),)
+            + (((scope, ROLLING_SUMMARY),) if scope.thread else ()),
+            vectors=True,
+            link_seeds=_LINK_SEEDS if config.link_expand else 0,
+            link_min_weight=config.link_min_weight,
         )
+        listed, newest = first.listings
+        hot = [r for r in listed if valid(r) and not _asks_itself(r, query, asked)]
         recent = [r for r in newest if valid(r) and not _asks_itself(r, query, asked)]
         recent = recent[: config.recent_notes]
         # "enough notes to be worth searching", asked cheaply: a LIMIT, not a COUNT
         searched = len(newest) >= config.search_min_notes
-        vector = embed_checked(self._embedder, [query])[0]
         hot_ids = {r.id for r in hot}
         relevant: list[RecallItem] = []
         best: float | None = None
         if searched:
             ranked = self._search(
-                query,
-                vector,
-                scope=scope,
-                top_k=top_k,
-                budget=budget,
-                now=now,
-                as_of=as_of,
-                asked=asked,
+                query, vector, first, scope=scope, now=now, as_of=as_of, asked=asked
             )
             best = ranked.best
             # a hot record is shown as hot: only the others compete for the budget
@@ -127,7 +138,12 @@ class RecallCompiler:
         unsearched = {
             i.record.id: i
             for i in self._score(
-                [r for r in (*hot, *recent) if r.id not in have], vector, query, now, best
+                [r for r in (*hot, *recent) if r.id not in have],
+                vector,
+                query,
+                now,
+                best,
+                first.vectors,
             )
         }
         # everything the context may show is checked, whatever section it lands in
@@ -135,8 +151,8 @@ class RecallCompiler:
         flags = find_disagreements(list(considered.values()))
         flagged = {rid for d in flags for rid in (d.first, d.second)}
         relevant = [_flag_note(i, flags) if i.record.id in flagged else i for i in relevant]
-        profile = self._backend.get_card(card_scope(scope), PROFILE_CARD)
-        rolling = self._backend.get_card(scope, ROLLING_SUMMARY) if scope.thread else None
+        profile = first.cards[0]
+        rolling = first.cards[1] if scope.thread else None
         relevant = self._with_excerpts(query, relevant, scope)
         shown = {i.record.id for i in relevant} | hot_ids
         fresh = [r for r in recent if r.id not in shown]
@@ -187,8 +203,8 @@ class RecallCompiler:
         ]
         retrieved = tuple(i.record.id for i in put_forward)
         accessed = [i.record.id for i in put_forward if i.score.gate >= 1.0]
-        if accessed and config.touch_on_recall and as_of is None:
-            self._backend.touch(accessed, at=now)
+        if not config.touch_on_recall or as_of is not None:
+            accessed = []
         shown_ids = tuple(dict.fromkeys(included))
         self._backend.log_recall(
             RecallLog(
@@ -199,7 +215,8 @@ class RecallCompiler:
                 shown_ids=shown_ids,
                 query=query,
                 scores={i.record.id: i.score.breakdown() for i in put_forward},
-            )
+            ),
+            accessed=accessed,
         )
         return Recall(
             id=recall_id,
@@ -242,34 +259,26 @@ class RecallCompiler:
         self,
         query: str,
         vector: Vectors,
+        first: Reads,
         *,
         scope: Scope,
-        top_k: int | None,
-        budget: int,
         now: datetime,
         as_of: datetime | None,
         asked: str,
     ) -> _Ranked:
-        """Every candidate worth packing, scored. Without ``top_k`` the pool is sized
-        by the budget (at least ``pool_min``): about as many notes as it can show, from
-        the vector search and as many again from the keyword search. A deeper pool only
-        adds weaker candidates the budget has no room for (on LoCoMo's development split a
-        pool of 50 lost no evidence against one of 125, on either conversation or embedder)."""
+        """Every candidate worth packing, scored: the search's hits (``first``, a pool sized
+        by :func:`_pool_limit`), supersession heads and linked records."""
         config = self._config
-        if top_k is None:
-            limit = max(config.pool_min, budget // _TOKENS_PER_NOTE)
-        else:
-            limit = config.pool_size(top_k)
         pool = [
             Candidate(h.record, h.similarity, _keyword_match(query, h.record) if h.keyword else 0.0)
-            for h in self._backend.search(scope, vector, text=query, limit=limit)
+            for h in first.hits
         ]
         if as_of is not None:
             pool = [c for c in pool if c.record.valid_at(as_of)]
         else:
             pool = _inherit_relevance(self._with_heads(pool, vector, scope))
         notes: dict[str, str] = {}
-        pool = self._with_links(pool, vector, scope, notes, as_of=as_of)
+        pool = self._with_links(pool, vector, scope, notes, as_of=as_of, read=first)
         # one candidate per record (the last word on it), in the order first met
         pool = list(
             {c.record.id: c for c in pool if not _asks_itself(c.record, query, asked)}.values()
@@ -287,12 +296,13 @@ class RecallCompiler:
         query: str,
         now: datetime,
         best: float | None,
+        known: Mapping[str, Vectors],
     ) -> list[RecallItem]:
         """Score records shown without a search (hot and recent ones), gated against the
-        best relevance the search found."""
+        best relevance the search found (``known``: vectors already read, by id)."""
         candidates = [
             Candidate(c.record, c.similarity, _keyword_match(query, c.record))
-            for c in self._as_candidates(list(records), vector)
+            for c in self._as_candidates(list(records), vector, known)
         ]
         scores = score_candidates(
             candidates, query=query, now=now, config=self._config, signals=self._signals, best=best
@@ -326,15 +336,20 @@ class RecallCompiler:
         notes: dict[str, str],
         *,
         as_of: datetime | None,
+        read: Reads,
     ) -> list[Candidate]:
         """One hop along strong links from the best candidates: a linked record carries
         over part of its neighbour's relevance (similarity times link weight), and at most
-        ``link_expand`` records are reached this way."""
+        ``link_expand`` records are reached this way (the links ``read`` with the search,
+        when they are those of these seeds)."""
         config = self._config
         if config.link_expand == 0 or not pool:
             return pool
         seeds = {c.record.id: c for c in sorted(pool, key=lambda c: -c.similarity)[:_LINK_SEEDS]}
-        links = self._backend.links_of(list(seeds), min_weight=config.link_min_weight)
+        if seeds.keys() <= read.linked:
+            links = [k for k in read.links if k.a in seeds or k.b in seeds]
+        else:
+            links = self._backend.links_of(list(seeds), min_weight=config.link_min_weight)
         reach: dict[str, tuple[str, float]] = {}
         for link in sorted(links, key=lambda k: -k.weight):
             for seed, other in ((link.a, link.b), (link.b, link.a)):
@@ -360,11 +375,31 @@ class RecallCompiler:
             out.append(candidate)
         return out
 
-    def _as_candidates(self, records: list[Record], vector: Vectors) -> list[Candidate]:
+    def _as_candidates(
+        self, records: list[Record], vector: Vectors, known: Mapping[str, Vectors] | None = None
+    ) -> list[Candidate]:
         if not records:
             return []
-        sims = self._backend.get_vectors([r.id for r in records]) @ vector
+        known = known or {}
+        unread = [r.id for r in records if r.id not in known]
+        if len(unread) == len(records):
+            matrix = self._backend.get_vectors(unread)
+        else:  # some came with the records: the rest are read, in order
+            rest = iter(self._backend.get_vectors(unread) if unread else ())
+            matrix = np.stack([known[r.id] if r.id in known else next(rest) for r in records])
+        sims = matrix @ vector
         return [Candidate(r, float(s)) for r, s in zip(records, np.atleast_1d(sims))]
+
+
+def _pool_limit(config: Config, top_k: int | None, budget: int) -> int:
+    """How many candidates the search brings, per method. Without ``top_k`` the pool is
+    sized by the budget (at least ``pool_min``): about as many notes as it can show, from
+    the vector search and as many again from the keyword search. A deeper pool only adds
+    weaker candidates the budget has no room for (on LoCoMo's development split a pool of
+    50 lost no evidence against one of 125, on either conversation or embedder)."""
+    if top_k is None:
+        return max(config.pool_min, budget // _TOKENS_PER_NOTE)
+    return config.pool_size(top_k)
 
 
 def _keyword_match(query: str, record: Record) -> float:

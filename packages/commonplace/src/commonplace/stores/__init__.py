@@ -9,8 +9,11 @@ from ._protocol import (
     COUNTERS,
     PROFILE_CARD,
     ROLLING_SUMMARY,
+    AccessLog,
     AuditEntry,
     Backend,
+    BatchAnswer,
+    BatchReads,
     Candidate,
     Card,
     Conflict,
@@ -21,19 +24,24 @@ from ._protocol import (
     Link,
     LinkGraph,
     NearestNotes,
+    ReadBatch,
     RecallLog,
     RecordQuery,
     Reembedding,
     ReembedState,
+    SearchQuery,
     TurnWrite,
 )
 from ._sqlite import SQLiteBackend
 from ._sqlite_connection import sqlite_path
-from ._store import LedgerKind, Store
+from ._store import LedgerKind, Reads, Store
 
 __all__ = [
+    "AccessLog",
     "AuditEntry",
     "Backend",
+    "BatchAnswer",
+    "BatchReads",
     "COUNTERS",
     "Candidate",
     "Card",
@@ -49,11 +57,14 @@ __all__ = [
     "NearestNotes",
     "PROFILE_CARD",
     "ROLLING_SUMMARY",
+    "ReadBatch",
+    "Reads",
     "RecallLog",
     "RecordQuery",
     "ReembedState",
     "Reembedding",
     "SQLiteBackend",
+    "SearchQuery",
     "Store",
     "TurnWrite",
     "copy",

@@ -12,7 +12,8 @@ takes with it, and how audit entries, recall logs, conflicts and cards are kept
 in the ledger are written once, in :class:`~commonplace.stores.Store`, in
 ``read/`` and in ``lifecycle/``. A backend may also offer the optional
 capabilities below (:class:`NearestNotes`, :class:`LinkGraph`,
-:class:`Reembedding`); the conformance suite tests the ones it has.
+:class:`Reembedding`, :class:`BatchReads`, :class:`AccessLog`); the conformance suite
+tests the ones it has.
 
 Every method that writes is atomic where the store has transactions and safe to
 send again where it has not. Counters are updated with relative increments so
@@ -198,6 +199,55 @@ class RecordQuery:
     sources: Collection[str] | None = None
     newest_first: bool = False
     limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchQuery:
+    """A :meth:`Backend.search` call, as data (the search of a :class:`ReadBatch`)."""
+
+    scope: Scope
+    vector: Vectors
+    text: str | None
+    limit: int
+    kinds: Collection[Kind] = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadBatch:
+    """Reads that do not depend on one another, asked together (:class:`BatchReads`).
+
+    ``listings`` are :meth:`Backend.iter_records` queries, ``search`` at most one search,
+    ``entries`` ledger entries by (kind, key). ``vectors`` invites the backend to send the
+    listed records' stored vectors along when it reads them with the records anyway (a
+    store across a network saves a request; the caller reads any it lacks itself). With
+    ``link_seeds``, a backend with :class:`LinkGraph` also reads the links (of at least
+    ``link_min_weight``) of about that many of the search's best hits by similarity, those
+    a recall spreads activation from.
+    """
+
+    listings: Sequence[RecordQuery] = ()
+    search: SearchQuery | None = None
+    entries: Sequence[tuple[str, str]] = ()
+    vectors: bool = False
+    link_seeds: int = 0
+    link_min_weight: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class BatchAnswer:
+    """What a :class:`ReadBatch` reads: per listing its records (in ``iter_records``
+    order), the search's hits (none without a search), per entry the entry or None, the
+    vectors sent along (by id: what :meth:`Backend.get_vectors` gives for them, for some or
+    all of the listed records; none unless asked), and ``links``: what
+    ``links_of(linked, min_weight=link_min_weight)`` gives, ``linked`` being the hits whose
+    links were read (empty unless asked)."""
+
+    listings: tuple[list[Record], ...]
+    hits: list[Hit]
+    entries: tuple[LedgerEntry | None, ...]
+    vectors: Mapping[str, Vectors] = field(default_factory=dict)
+    linked: frozenset[str] = frozenset()
+    links: list[Link] = field(default_factory=list)
 
 
 COUNTERS = ("access", "used", "ignored")
@@ -439,4 +489,36 @@ class Reembedding(Protocol):
         """Make the staged vectors live and pin ``target`` in one step, once every record
         holding a vector has one staged (counted by the store); return how many records
         that is. None, with nothing changed, while some record still needs one."""
+        ...
+
+
+@runtime_checkable
+class BatchReads(Protocol):
+    """Independent reads in one call (else: one call each, one after the other).
+
+    A recall starts with reads that do not depend on each other (the always-remembered
+    records, the newest notes, the candidates, the profile card); a store across a network
+    sends them at once and shares what they have in common (a lookup of the scope's
+    shards, one read of the counters of every record they return).
+    """
+
+    def read_batch(self, batch: ReadBatch) -> BatchAnswer:
+        """What ``iter_records`` (per listing), ``search`` and ``ledger.get`` (per entry)
+        would return, called one by one, each read as it stands at some moment during the
+        call; and ``get_vectors`` of any listed records whose vectors came with them, when
+        asked, and ``links_of`` the best hits, when asked (see :class:`ReadBatch`)."""
+        ...
+
+
+@runtime_checkable
+class AccessLog(Protocol):
+    """Counting accesses and adding new ledger entries in one call (a recall's end: the
+    records it put forward, and its log); else ``update_records`` then ``ledger.put``."""
+
+    def touch_and_put(
+        self, record_ids: Collection[str], *, at: datetime, entries: Sequence[LedgerEntry]
+    ) -> None:
+        """``update_records(record_ids, at=at, counter="access")`` and
+        ``ledger.put(entries)``, for entries whose keys are new (never written before, such
+        as a recall's log under a fresh id): the store need not look for one to replace."""
         ...

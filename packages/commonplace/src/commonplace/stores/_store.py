@@ -5,8 +5,9 @@ A :class:`Backend` stores and finds; :class:`Store` holds what the core decided 
 storing: which summaries a supersession invalidates, what a record's provenance makes
 derived from it, that a forgotten turn stays forgotten, and how audit entries, recall logs,
 conflicts, cards and the use log are kept as ledger entries. It uses a backend's optional
-capabilities (:class:`NearestNotes`, :class:`LinkGraph`, :class:`Reembedding`) when it
-has them and falls back, or says clearly what is missing, when it has not.
+capabilities (:class:`NearestNotes`, :class:`LinkGraph`, :class:`Reembedding`,
+:class:`BatchReads`, :class:`AccessLog`) when it has them and falls back, or says clearly
+what is missing, when it has not.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from __future__ import annotations
 import json
 import uuid
 from collections import Counter
-from collections.abc import Collection, Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
 from typing import Any
@@ -27,8 +28,11 @@ from .._scope import Scope
 from ..embedders import Vectors
 from ..errors import CorruptStoreError, InvalidInputError, UnsupportedError
 from ._protocol import (
+    AccessLog,
     AuditEntry,
     Backend,
+    BatchAnswer,
+    BatchReads,
     Card,
     Conflict,
     EmbedderPin,
@@ -37,10 +41,12 @@ from ._protocol import (
     Link,
     LinkGraph,
     NearestNotes,
+    ReadBatch,
     RecallLog,
     RecordQuery,
     Reembedding,
     ReembedState,
+    SearchQuery,
     TurnWrite,
 )
 
@@ -76,6 +82,20 @@ CONFLICT = LedgerKind.CONFLICT.value
 CARD = LedgerKind.CARD.value
 USE = LedgerKind.USE.value
 FORGOTTEN = LedgerKind.FORGOTTEN.value
+
+
+@dataclass(frozen=True, slots=True)
+class Reads:
+    """What :meth:`Store.read_batch` read: per listing its records, the search's hits,
+    per card asked the card or None, the listed records' vectors sent along (by id), and
+    the links of the hits in ``linked`` (see :class:`BatchAnswer`)."""
+
+    listings: tuple[list[Record], ...]
+    hits: list[Hit]
+    cards: tuple[Card | None, ...]
+    vectors: Mapping[str, Vectors] = field(default_factory=dict)
+    linked: frozenset[str] = frozenset()
+    links: list[Link] = field(default_factory=list)
 
 
 class Store:
@@ -171,6 +191,43 @@ class Store:
 
     def count(self, scope: Scope | None, kind: Kind) -> int:
         return self.backend.count(scope, kind)
+
+    def read_batch(
+        self,
+        *,
+        listings: Sequence[RecordQuery] = (),
+        search: SearchQuery | None = None,
+        cards: Sequence[tuple[Scope, str]] = (),
+        vectors: bool = False,
+        link_seeds: int = 0,
+        link_min_weight: float = 0.0,
+    ) -> Reads:
+        """Reads that do not depend on one another, in one call when the backend has
+        :class:`BatchReads` (else one by one): what ``iter_records`` gives per listing,
+        ``search``, ``get_card`` per (scope, kind), with ``vectors`` the vectors of the
+        listed records the backend read with them (none one by one: a caller reads the
+        rest with ``get_vectors``), and with ``link_seeds`` ``links_of`` about that many
+        of the best hits (see :class:`ReadBatch`)."""
+        batch = ReadBatch(
+            listings=tuple(listings),
+            search=search,
+            entries=tuple((CARD, _card_key(scope, kind)) for scope, kind in cards),
+            vectors=vectors,
+            link_seeds=link_seeds if isinstance(self.backend, LinkGraph) else 0,
+            link_min_weight=link_min_weight,
+        )
+        if isinstance(self.backend, BatchReads):
+            answer = self.backend.read_batch(batch)
+        else:
+            answer = _one_by_one(self.backend, batch)
+        return Reads(
+            answer.listings,
+            answer.hits,
+            tuple(_card(e, scope, kind) for e, (scope, kind) in zip(answer.entries, cards)),
+            answer.vectors,
+            answer.linked,
+            answer.links,
+        )
 
     def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
         return self.backend.get_vectors(record_ids)
@@ -412,14 +469,22 @@ class Store:
 
     # -- recall logs ------------------------------------------------------------------------
 
-    def log_recall(self, log: RecallLog) -> None:
+    def log_recall(self, log: RecallLog, *, accessed: Collection[str] = ()) -> None:
+        """Keep what a recall (``log.id``: its new id) returned, and count an access of each
+        of ``accessed`` at its time (:meth:`touch`): one call when the backend has
+        :class:`AccessLog`."""
         data = {
             "retrieved": list(log.item_ids),
             "shown": list(log.shown_ids),
             "query": log.query,
             "scores": {rid: dict(b) for rid, b in log.scores.items()},
         }
-        self.ledger.put([LedgerEntry(RECALL, log.id, log.scope, log.at, data)])
+        entry = LedgerEntry(RECALL, log.id, log.scope, log.at, data)
+        if isinstance(self.backend, AccessLog):
+            self.backend.touch_and_put(accessed, at=log.at, entries=[entry])
+        else:
+            self.touch(accessed, at=log.at)
+            self.ledger.put([entry])
         if log.feedback_at is not None:
             self.ledger.put(
                 [LedgerEntry(RECALL_FEEDBACK, log.id, log.scope, log.feedback_at)], replace=False
@@ -473,17 +538,47 @@ class Store:
     # -- cards ------------------------------------------------------------------------------
 
     def get_card(self, scope: Scope, kind: str) -> Card | None:
-        entry = self.ledger.get(CARD, _card_key(scope, kind))
-        if entry is None:
-            return None
-        d = _fields(entry, "text", "data")
-        return Card(scope, kind, d["text"], entry.at, dict(d["data"]))
+        return _card(self.ledger.get(CARD, _card_key(scope, kind)), scope, kind)
 
     def put_card(self, card: Card) -> None:
         data = {"kind": card.kind, "text": card.text, "data": dict(card.data)}
         self.ledger.put(
             [LedgerEntry(CARD, _card_key(card.scope, card.kind), card.scope, card.updated_at, data)]
         )
+
+
+def _one_by_one(backend: Backend, batch: ReadBatch) -> BatchAnswer:
+    """A :class:`ReadBatch` answered with one call per read (a backend without
+    :class:`BatchReads`)."""
+    listings = tuple(
+        list(backend.iter_records(q, batch=max(1, min(q.limit or 1000, 1000))))
+        for q in batch.listings
+    )
+    search = batch.search
+    hits = (
+        backend.search(
+            search.scope, search.vector, text=search.text, limit=search.limit, kinds=search.kinds
+        )
+        if search is not None
+        else []
+    )
+    entries = tuple(backend.ledger.get(kind, key) for kind, key in batch.entries)
+    # no vectors: one by one they cost a call of their own, for records the caller may not
+    # need them for (it reads those it does)
+    linked: frozenset[str] = frozenset()
+    links: list[Link] = []
+    if batch.link_seeds > 0 and hits and isinstance(backend, LinkGraph):
+        best = sorted(hits, key=lambda h: -h.similarity)[: batch.link_seeds]
+        linked = frozenset(h.record.id for h in best)
+        links = backend.links_of(linked, min_weight=batch.link_min_weight)
+    return BatchAnswer(listings, hits, entries, {}, linked, links)
+
+
+def _card(entry: LedgerEntry | None, scope: Scope, kind: str) -> Card | None:
+    if entry is None:
+        return None
+    d = _fields(entry, "text", "data")
+    return Card(scope, kind, d["text"], entry.at, dict(d["data"]))
 
 
 def _card_key(scope: Scope, kind: str) -> str:

@@ -32,11 +32,15 @@ every test at setup. The capabilities and their groups (one module each):
   protocol's members called directly (``TestProtocolMembers``);
 - ``scopes`` (required, ``_scopes``): scope isolation and ``delete_scope``
   (``TestScopes``);
-- ``search`` (required, ``_search``): vector and keyword candidates
-  (``TestSearch``);
-- ``bookkeeping`` (required, ``_bookkeeping``, ``_ledger``): the ledger itself
-  (``TestLedger``) and what the core keeps in it: the audit log, recall logs,
-  conflicts and cards (``TestBookkeeping``);
+- ``search`` (required, ``_search``, ``_batches``): vector and keyword candidates
+  (``TestSearch``), and reads asked together, a recall's first reads
+  (``TestReadBatches``: ``Store.read_batch``, on the backend's
+  :class:`~commonplace.stores.BatchReads` or the fallback);
+- ``bookkeeping`` (required, ``_bookkeeping``, ``_ledger``, ``_batches``): the ledger
+  itself (``TestLedger``) and what the core keeps in it: the audit log, recall logs,
+  conflicts and cards (``TestBookkeeping``), and a recall's log written with the accesses
+  it counts (``TestRecallWrites``: on :class:`~commonplace.stores.AccessLog` or the
+  fallback);
 - ``links`` (optional, ``_bookkeeping``): links between records (``TestLinks``);
 - ``reembed`` (optional, ``_reembed``): moving the vectors to another embedding
   model (``TestReembed``);
@@ -52,6 +56,7 @@ are in ``_core``. The tests assert
 behaviour only, never timings.
 """
 
+from ._batches import TestReadBatches, TestRecallWrites
 from ._bookkeeping import TestBookkeeping, TestLinks
 from ._core import (
     CAPABILITIES,
@@ -88,6 +93,8 @@ __all__ = [
     "TestLinks",
     "TestPin",
     "TestProtocolMembers",
+    "TestReadBatches",
+    "TestRecallWrites",
     "TestRecords",
     "TestReembed",
     "TestScopes",

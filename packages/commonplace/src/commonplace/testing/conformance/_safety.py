@@ -19,7 +19,7 @@ import pytest
 from ..._records import Kind, Tier
 from ..._scope import Scope
 from ...errors import InvalidInputError, StoreClosedError
-from ...stores import Backend, RecallLog, RecordQuery, Store
+from ...stores import Backend, RecallLog, RecordQuery, SearchQuery, Store
 from .._fixtures import PIN, T0, later, rows, unit
 from ._core import ANA, BOB, CapabilityGroup, _ids, _nid, _note, _same, _turn, _write
 
@@ -188,6 +188,12 @@ class TestStoreLifecycle(CapabilityGroup):
             lambda: closed.count(ANA, Kind.NOTE),
             lambda: closed.touch([_nid(turn)], at=later(1)),
             lambda: _write(closed, [_turn(ANA, "after closing")]),
+            lambda: closed.read_batch(
+                listings=(RecordQuery(scope=ANA),),
+                search=SearchQuery(ANA, unit(1.0), "x", 3),
+                cards=((ANA, "profile"),),
+            ),
+            lambda: closed.log_recall(RecallLog("rc_closed", ANA, later(1), ()), accessed=["x"]),
         ]
         for call in calls:
             with pytest.raises(StoreClosedError):
