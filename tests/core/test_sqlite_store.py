@@ -341,3 +341,36 @@ def test_vectors_of_records_without_one_are_zeros_sized_by_the_others(tmp_path: 
     assert out.shape == (2, 8)
     for row, rid, vector in zip(out, ids, vectors):
         assert not row.any() if rid == empty else np.array_equal(row, vector)
+
+
+def test_a_recalls_accesses_and_its_log_are_one_commit(tmp_path: Path) -> None:
+    """``touch_and_put`` counts the accesses and writes the log in one transaction: a log
+    that cannot be written leaves the counters as they were."""
+    from datetime import datetime, timezone
+
+    from commonplace import Scope
+    from commonplace.stores import AccessLog, EmbedderPin, LedgerEntry, SQLiteBackend, TurnWrite
+    from commonplace.testing import episode, note
+
+    scope = Scope(user="ana")
+    turn = episode(scope, "I keep bees.")
+    at = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    with SQLiteBackend(tmp_path / "m.db") as backend:
+        assert isinstance(backend, AccessLog)
+        backend.write_pin(EmbedderPin("test-embedder", 8))
+        write = TurnWrite(turn, note(turn, turn.text))
+        backend.write_turns([write], np.eye(1, 8, dtype=np.float32))
+        assert write.note is not None
+        rid = write.note.id
+        log = LedgerEntry("recall", "rc_1", scope, at, {"retrieved": [rid]})
+        backend.touch_and_put([rid], at=at, entries=[log])
+        assert backend.get_records([rid])[0].access_count == 1
+        assert backend.ledger.get("recall", "rc_1") is not None
+        unwritable = LedgerEntry("recall", "rc_2", scope, at, {"retrieved": object()})
+        with pytest.raises(TypeError):
+            backend.touch_and_put([rid], at=at, entries=[unwritable])
+        assert backend.get_records([rid])[0].access_count == 1
+        assert backend.ledger.get("recall", "rc_2") is None
+        # and the store still writes afterwards
+        backend.touch_and_put([rid], at=at, entries=[LedgerEntry("recall", "rc_3", scope, at)])
+        assert backend.get_records([rid])[0].access_count == 2

@@ -29,7 +29,7 @@ from .._records import Episode, Kind, Record, Status, Tags, Tier
 from .._scope import Scope
 from ..embedders import Vectors
 from ..errors import InvalidInputError
-from ._protocol import Hit, RecordQuery, TurnWrite
+from ._protocol import Hit, LedgerEntry, RecordQuery, TurnWrite
 from ._sqlite_ledger import SQLiteLedger
 from ._sqlite_links import SQLiteLinks
 from ._sqlite_rows import (
@@ -547,6 +547,14 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         return None
 
     # -- updates ------------------------------------------------------------------------
+
+    def touch_and_put(
+        self, record_ids: Collection[str], *, at: datetime, entries: Sequence[LedgerEntry]
+    ) -> None:
+        """A recall's end in one commit: the accesses it counts and its log."""
+        with self._transaction():
+            self.update_records(record_ids, at=at, counter="access")
+            self._ledger.put(entries)
 
     def update_records(
         self,

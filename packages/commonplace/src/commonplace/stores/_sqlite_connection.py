@@ -62,6 +62,7 @@ class SQLiteConnection:
         self._decoded: OrderedDict[int, tuple[tuple[Any, ...], Record]] = OrderedDict()
         self._ann_files = None if self._path == ":memory:" else AnnFiles(self._path)
         self._closed = False
+        self._writing = False  # inside a transaction of ours (see _transaction)
         try:
             folder_exists = self._path == ":memory:" or Path(self._path).parent.is_dir()
         except OSError as exc:  # a name too long for the file system, say
@@ -167,16 +168,24 @@ class SQLiteConnection:
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; one asked for inside another (by the same thread, which
+        holds the lock) is part of it, so two writes can be made one commit."""
         with self._lock:
             self._check_open()
+            if self._writing:
+                yield self._db
+                return
             with self._translate_errors():
                 self._db.execute("BEGIN IMMEDIATE")
+                self._writing = True
                 try:
                     yield self._db
                 except BaseException:
                     if self._db.in_transaction:  # SQLite may have rolled back already
                         self._db.execute("ROLLBACK")
                     raise
+                finally:
+                    self._writing = False
                 if not self._db.in_transaction:
                     # SQLite rolled the transaction back itself (an I/O error on the
                     # journal): a COMMIT now would only say "no transaction is active"
