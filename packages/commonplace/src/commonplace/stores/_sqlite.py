@@ -307,10 +307,10 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         with self._reading() as db:
             if kind is Kind.EPISODE:
                 row = db.execute(f"SELECT count(*) FROM episodes WHERE {where}", params).fetchone()
-            else:
+            else:  # the counters the schema's triggers keep (_sqlite_schema, v4)
                 row = db.execute(
-                    f"SELECT count(*) FROM records WHERE {where} AND kind = ? "
-                    "AND status = 'active'",
+                    f"SELECT coalesce(sum(active), 0) FROM record_counts WHERE {where} "
+                    "AND kind = ?",
                     (*params, kind.value),
                 ).fetchone()
         return int(row[0])
