@@ -138,6 +138,9 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                         f"WHERE id IN ({marks(len(turn.invalidates))})",
                         (to_epoch(ep.at), *turn.invalidates),
                     )
+        with self._lock, self._translate_errors():  # the file grew: so may the log
+            self._check_open()
+            self._size_checkpoints()
         return fresh
 
     def _insert_episodes(self, db: sqlite3.Connection, episodes: list[Episode]) -> list[bool]:
