@@ -10,6 +10,7 @@ interpolated into a query.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -79,6 +80,9 @@ class Scope:
         return ", ".join(f"{n}={v!r}" for n, v in zip(_FIELDS, self.parts()) if v)
 
 
+# A batch asks this of each of its turns several times, and checking a new Scope's values
+# costs more than a lookup (a Scope is immutable, compared by value).
+@functools.lru_cache(maxsize=4096)
 def owner_scope(scope: Scope) -> Scope:
     """The user (and agent) a scope belongs to, across threads.
 

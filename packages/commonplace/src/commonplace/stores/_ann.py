@@ -54,6 +54,8 @@ _EXPANSION_ROWS = 250_000
 # search on 500 probes of a 100k store (250 near copies), in half the time of 256.
 NEAREST_WIDTH = 128
 _FORMAT = 1
+# Fewer queries than this are searched on the caller's thread (waking a pool costs more).
+_PARALLEL_QUERIES = 32
 
 
 class Ann:
@@ -116,7 +118,10 @@ class Ann:
         # widened to the number asked for (usearch's setter, which its stubs do not declare)
         wide = search_width(len(self.index)) if width is None else width
         setattr(self.index, "expansion_search", max(wide, count))  # noqa: B010
-        found = self.index.search(queries, count, threads=1)
+        # a batch (the write path's near-duplicate check) is shared among the cores: each
+        # query walks the same unchanging graph, so its answer does not depend on the thread
+        threads = 0 if len(queries) >= _PARALLEL_QUERIES else 1
+        found = self.index.search(queries, count, threads=threads)
         n = len(queries)
         keys = np.asarray(found.keys, np.int64).reshape(n, -1)
         sims = (1.0 - np.asarray(found.distances, np.float32)).reshape(n, -1)

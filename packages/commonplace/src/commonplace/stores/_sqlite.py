@@ -138,6 +138,9 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                         f"WHERE id IN ({marks(len(turn.invalidates))})",
                         (to_epoch(ep.at), *turn.invalidates),
                     )
+        with self._lock, self._translate_errors():  # the file grew: so may the log
+            self._check_open()
+            self._size_checkpoints()
         return fresh
 
     def _insert_episodes(self, db: sqlite3.Connection, episodes: list[Episode]) -> list[bool]:
@@ -307,10 +310,10 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         with self._reading() as db:
             if kind is Kind.EPISODE:
                 row = db.execute(f"SELECT count(*) FROM episodes WHERE {where}", params).fetchone()
-            else:
+            else:  # the counters the schema's triggers keep (_sqlite_schema, v4)
                 row = db.execute(
-                    f"SELECT count(*) FROM records WHERE {where} AND kind = ? "
-                    "AND status = 'active'",
+                    f"SELECT coalesce(sum(active), 0) FROM record_counts WHERE {where} "
+                    "AND kind = ?",
                     (*params, kind.value),
                 ).fetchone()
         return int(row[0])

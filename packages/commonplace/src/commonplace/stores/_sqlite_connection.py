@@ -35,6 +35,9 @@ from ._vector_index import ANN_ROWS, VectorIndex
 
 # How long opening a store waits for another process to finish switching it to WAL.
 _WAL_PATIENCE_SECONDS = 30.0
+# The write-ahead log is checkpointed into the file once it holds a quarter of the file's
+# pages, within these bounds (SQLite's own threshold is 1,000 pages of 4 KiB)
+_CHECKPOINT_PAGES = (1000, 8192)
 # decoded records kept for rows read again (a bound, whatever the store's size)
 _DECODED_ROWS = 8192
 
@@ -63,6 +66,7 @@ class SQLiteConnection:
         self._ann_files = None if self._path == ":memory:" else AnnFiles(self._path)
         self._closed = False
         self._writing = False  # inside a transaction of ours (see _transaction)
+        self._checkpoint_pages = 0  # the log's checkpoint threshold set on the connection
         try:
             folder_exists = self._path == ":memory:" or Path(self._path).parent.is_dir()
         except OSError as exc:  # a name too long for the file system, say
@@ -101,6 +105,7 @@ class SQLiteConnection:
                 self._enable_wal()
                 # WAL with synchronous=NORMAL survives a killed process; FULL adds power loss.
                 self._db.execute("PRAGMA synchronous = NORMAL")
+                self._size_checkpoints()
             if version < SCHEMA_VERSION:
                 with self._transaction():
                     # another process may have created or migrated the store meanwhile
@@ -197,6 +202,24 @@ class SQLiteConnection:
                         "from a backup"
                     )
                 self._db.execute("COMMIT")
+
+    def _size_checkpoints(self) -> None:
+        """Let the log grow with the file before a commit checkpoints it.
+
+        A batch of notes dirties thousands of pages in a large store (random ids in every
+        unique index) and each checkpoint copies the log's pages into the file and syncs it
+        twice; a page written by several commits in between is copied once. A quarter of
+        the file keeps the log's disk space in proportion to the data. What a kill keeps
+        is the same at any size: every commit is in the log.
+        """
+        if self._path == ":memory:":
+            return
+        (pages,) = self._db.execute("PRAGMA page_count").fetchone()
+        low, high = _CHECKPOINT_PAGES
+        want = min(high, max(low, int(pages) // 4))
+        if want != self._checkpoint_pages:
+            self._db.execute(f"PRAGMA wal_autocheckpoint = {want}")
+            self._checkpoint_pages = want
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:

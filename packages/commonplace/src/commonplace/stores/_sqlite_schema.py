@@ -223,5 +223,50 @@ def _v3(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3)
+_COUNT_KEY = (
+    "scope_user = {0}.scope_user AND scope_agent = {0}.scope_agent "
+    "AND scope_thread = {0}.scope_thread AND kind = {0}.kind"
+)
+# Counting a scope's active records read every one of them (status is in no index that
+# starts with the scope): the profile card asks after every batch, so the count grew with
+# the store. Triggers keep one counter per scope and kind in the statement's own
+# transaction, so it is exact whoever writes; a counter that reaches zero is deleted, so
+# a forgotten scope leaves no row naming it.
+_ADD = (
+    "INSERT INTO record_counts (scope_user, scope_agent, scope_thread, kind, active) "
+    "SELECT new.scope_user, new.scope_agent, new.scope_thread, new.kind, 1 "
+    "WHERE new.status = 'active' "
+    "ON CONFLICT (scope_user, scope_agent, scope_thread, kind) DO UPDATE SET active = active + 1;"
+)
+_REMOVE = (
+    "UPDATE record_counts SET active = active - 1 "
+    f"WHERE old.status = 'active' AND {_COUNT_KEY.format('old')};"
+    f"DELETE FROM record_counts WHERE active <= 0 AND {_COUNT_KEY.format('old')};"
+)
+_V4 = (
+    """CREATE TABLE record_counts (
+        scope_user TEXT NOT NULL, scope_agent TEXT NOT NULL, scope_thread TEXT NOT NULL,
+        kind TEXT NOT NULL, active INTEGER NOT NULL,
+        PRIMARY KEY (scope_user, scope_agent, scope_thread, kind)
+    ) WITHOUT ROWID""",
+    f"CREATE TRIGGER record_counts_insert AFTER INSERT ON records BEGIN {_ADD} END",
+    f"CREATE TRIGGER record_counts_delete AFTER DELETE ON records BEGIN {_REMOVE} END",
+    # only a change of what the counter is keyed by, or of the status, moves a count
+    "CREATE TRIGGER record_counts_update "
+    "AFTER UPDATE OF status, kind, scope_user, scope_agent, scope_thread ON records "
+    "WHEN old.status IS NOT new.status OR old.kind IS NOT new.kind "
+    "OR old.scope_user IS NOT new.scope_user OR old.scope_agent IS NOT new.scope_agent "
+    f"OR old.scope_thread IS NOT new.scope_thread BEGIN {_REMOVE} {_ADD} END",
+    """INSERT INTO record_counts (scope_user, scope_agent, scope_thread, kind, active)
+    SELECT scope_user, scope_agent, scope_thread, kind, count(*) FROM records
+    WHERE status = 'active' GROUP BY scope_user, scope_agent, scope_thread, kind""",
+)
+
+
+def _v4(db: sqlite3.Connection) -> None:
+    for statement in _V4:
+        db.execute(statement)
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4)
 SCHEMA_VERSION = len(MIGRATIONS)

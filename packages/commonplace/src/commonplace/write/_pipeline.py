@@ -361,17 +361,16 @@ class WritePipeline:
             )
             recent = [r for r in recent if scope.owns(r.scope)]
             order = {r.id: n for n, r in enumerate(recent)}  # newest first
+            # each record's names once: a note is compared with up to twenty earlier ones
+            names_of = [{e.lower() for e in r.tags.entities} for r in recent]
             for note in batch:
                 start = order.get(note.id, -1) + 1
-                earlier = [
-                    r
-                    for r in recent[start : start + _LINK_LOOKBACK]
-                    if r.created_at <= note.created_at
-                ]
+                window = range(start, min(start + _LINK_LOOKBACK, len(recent)))
+                earlier = [n for n in window if recent[n].created_at <= note.created_at]
                 names = {e.lower() for e in note.tags.entities}
-                sharing = [r for r in earlier if names & {e.lower() for e in r.tags.entities}]
+                sharing = [recent[n] for n in earlier if names & names_of[n]]
                 entity_pairs += [(note.id, r.id, "entity") for r in sharing[:_ENTITY_LINKS]]
-                previous = next((r for r in earlier if r.scope == note.scope), None)
+                previous = next((recent[n] for n in earlier if recent[n].scope == note.scope), None)
                 if (
                     previous is not None
                     and (note.created_at - previous.created_at).total_seconds()
