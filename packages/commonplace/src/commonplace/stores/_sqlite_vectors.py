@@ -20,7 +20,10 @@ from ._sqlite_rows import decoding
 from ._vector_index import VectorIndex
 
 _SAMPLE = 16  # vectors compared between a saved graph and the rows
-_CHUNK_ROWS = 8192  # rows read at a time when the cache catches up
+# rows read at a time when the cache catches up: small enough that the buffers of a
+# first load of a large store stay small (the allocator keeps what they took: 8,192
+# rows left 52 MiB behind after loading 100k vectors, 1,024 rows 20), no slower
+_CHUNK_ROWS = 1024
 
 
 class SQLiteVectors(SQLiteReembed):
