@@ -174,6 +174,7 @@ def test_the_import_command_reads_stdin(
         (json.dumps({"text": "hi", "colour": "red"}), "line 3 has unknown fields"),
         (json.dumps({"text": "hi", "at": "yesterday"}), "line 3: at 'yesterday'"),
         (json.dumps({"text": "hi", "role": "narrator"}), "line 3: "),
+        (json.dumps({"text": "hi", "user": 5}), "line 3: "),
     ],
 )
 def test_a_bad_line_stores_nothing_and_names_the_line(

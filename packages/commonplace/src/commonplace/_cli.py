@@ -216,13 +216,16 @@ def _write(args: argparse.Namespace) -> int:
     return 0
 
 
-_TURN_FIELDS = frozenset({"text", "role", "user", "agent", "thread", "at", "key", "speaker"})
+_TURN_FIELDS = frozenset(
+    {"text", "role", "user", "agent", "thread", "at", "key", "speaker", "meta"}
+)
 
 
 def _import(args: argparse.Namespace) -> int:
     lines = _read_lines(args.file)
+    scope, at = _scope(args), _at(args)  # what a line without its own takes
     with Memory(args.url) as memory:
-        turns = [_line_turn(memory, args, n, line) for n, line in lines]
+        turns = [_line_turn(memory, n, line, scope=scope, at=at) for n, line in lines]
         progress = False if args.no_progress else None
         report = memory.import_turns(turns, batch=args.batch, progress=progress)
     if args.json:
@@ -244,8 +247,9 @@ def _read_lines(file: str) -> list[tuple[int, str]]:
     return [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
 
 
-def _line_turn(memory: Memory, args: argparse.Namespace, n: int, line: str) -> Turn:
-    """Line ``n`` as a checked turn; an error names the line."""
+def _line_turn(memory: Memory, n: int, line: str, *, scope: Scope, at: datetime | None) -> Turn:
+    """Line ``n`` as a checked turn (``scope`` and ``at`` unless it names its own); an
+    error names the line."""
     try:
         fields = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -254,26 +258,23 @@ def _line_turn(memory: Memory, args: argparse.Namespace, n: int, line: str) -> T
         raise InvalidInputError(
             f'line {n} must be an object with a "text" string; nothing was stored'
         )
-    unknown = sorted(set(fields) - _TURN_FIELDS - {"meta"})
+    unknown = sorted(set(fields) - _TURN_FIELDS)
     if unknown:
         raise InvalidInputError(
-            f"line {n} has unknown fields {unknown}; known: {sorted(_TURN_FIELDS | {'meta'})}"
+            f"line {n} has unknown fields {unknown}; known: {sorted(_TURN_FIELDS)}"
         )
-    named = [k for k in ("user", "agent", "thread") if fields.get(k)]
-    scope = (
-        Scope(user=fields.get("user"), agent=fields.get("agent"), thread=fields.get("thread"))
-        if named
-        else _scope(args)
-    )
+    own = {k: fields[k] for k in ("user", "agent", "thread") if fields.get(k)}
     try:
-        at = datetime.fromisoformat(fields["at"]) if "at" in fields else _at(args)
+        if "at" in fields:
+            at = datetime.fromisoformat(fields["at"])
     except (TypeError, ValueError):
         raise InvalidInputError(f"line {n}: at {fields['at']!r} is not an ISO 8601 time") from None
     try:
+        # a Turn checks and coerces the scope as Memory.write does
         return memory.turn(
             fields["text"],
             role=fields.get("role", "user"),
-            scope=scope,
+            scope=own or scope,
             at=at,
             meta=fields.get("meta"),
             key=fields.get("key"),

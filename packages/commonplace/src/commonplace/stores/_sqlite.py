@@ -138,8 +138,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                         f"WHERE id IN ({marks(len(turn.invalidates))})",
                         (to_epoch(ep.at), *turn.invalidates),
                     )
-        with self._lock, self._translate_errors():  # the file grew: so may the log
-            self._check_open()
+        with self._reading():  # the file grew: so may the log
             self._size_checkpoints()
         return fresh
 
