@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import uuid
 from collections import Counter
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum
 from typing import Any
@@ -85,17 +85,11 @@ FORGOTTEN = LedgerKind.FORGOTTEN.value
 
 
 @dataclass(frozen=True, slots=True)
-class Reads:
-    """What :meth:`Store.read_batch` read: per listing its records, the search's hits,
-    per card asked the card or None, the listed records' vectors sent along (by id), and
-    the links of the hits in ``linked`` (see :class:`BatchAnswer`)."""
+class Reads(BatchAnswer):
+    """What :meth:`Store.read_batch` read: a :class:`BatchAnswer` with, per card asked,
+    the card (decoded from its ledger entry) or None."""
 
-    listings: tuple[list[Record], ...]
-    hits: list[Hit]
-    cards: tuple[Card | None, ...]
-    vectors: Mapping[str, Vectors] = field(default_factory=dict)
-    linked: frozenset[str] = frozenset()
-    links: list[Link] = field(default_factory=list)
+    cards: tuple[Card | None, ...] = ()
 
 
 class Store:
@@ -223,10 +217,11 @@ class Store:
         return Reads(
             answer.listings,
             answer.hits,
-            tuple(_card(e, scope, kind) for e, (scope, kind) in zip(answer.entries, cards)),
+            answer.entries,
             answer.vectors,
             answer.linked,
             answer.links,
+            cards=tuple(_card(e, scope, kind) for e, (scope, kind) in zip(answer.entries, cards)),
         )
 
     def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
