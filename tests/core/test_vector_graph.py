@@ -136,6 +136,26 @@ def test_a_saved_graph_is_reused_by_the_next_process(tmp_path: Path, graphs: Non
     assert relevant and all("chess" in i.record.text for i in relevant)
 
 
+def test_a_loaded_graph_grows_as_a_new_one_does(tmp_path: Path, graphs: None) -> None:
+    """usearch saves a graph's connectivity but not how many candidates an add looks at; a
+    graph loaded without it would grow at usearch's default of 128, twice as slowly."""
+    path = tmp_path / "m.db"
+    with Memory(_url(path)) as memory:
+        _notes(memory, "ana", 100)
+        memory.recall("chess", scope="ana")
+        (built,) = [ann.index for _, ann in memory.backend._index.graphs()]  # type: ignore[attr-defined]
+        made = (built.expansion_add, built.connectivity, built.metric, built.dtype)
+    with Memory(_url(path)) as memory:
+        memory.recall("chess", scope="ana")
+        (loaded,) = [ann for _, ann in memory.backend._index.graphs()]  # type: ignore[attr-defined]
+        assert not loaded.dirty  # read from its file, not rebuilt
+        index = loaded.index
+        assert (index.expansion_add, index.connectivity, index.metric, index.dtype) == made
+        _notes(memory, "ana", 60, shift=3)
+        memory.recall("jazz", scope="ana")
+        assert len(loaded) == 160  # and it grew
+
+
 def test_rows_deleted_after_the_save_never_come_back_through_the_graph(
     tmp_path: Path, graphs: None
 ) -> None:

@@ -64,6 +64,9 @@ class Ann:
     def __init__(self, dim: int, index: Index | None = None) -> None:
         self.dim = dim
         self.index = index if index is not None else _new_index(dim)
+        # a saved graph keeps its connectivity but not the candidates an add looks at: a
+        # restored one would add with usearch's default of 128, twice as slow as ours
+        setattr(self.index, "expansion_add", _EXPANSION_ADD)  # noqa: B010
         # the keys as one array: iterating them one by one takes minutes at 1M
         self.max_seq = int(np.asarray(self.index.keys).max()) if len(self.index) else 0
         self.dirty = index is None  # changed since it was loaded from (or saved to) disk
