@@ -17,6 +17,8 @@ import pytest
 from commonplace import HashingEmbedder, Kind, Memory, Scope
 from commonplace.errors import InvalidInputError
 from commonplace.stores import RecordQuery, SQLiteBackend
+from commonplace.stores._ann import _EXPANSION_ADD as ADD_CANDIDATES
+from commonplace.stores._ann import Ann
 from commonplace.stores._vector_index import VectorIndex
 
 TOPICS = ["chess", "sailing", "ramen", "violin", "hiking", "tax forms", "kittens", "jazz"]
@@ -115,9 +117,12 @@ def _with_a_saved_graph(path: Path) -> None:
         memory.recall("chess", scope="ana")
 
 
+def _graphs(memory: Memory) -> list[tuple[tuple[str, str, str], Ann]]:
+    return list(memory.backend._index.graphs())  # type: ignore[attr-defined]
+
+
 def _graph_state(memory: Memory) -> list[tuple[tuple[str, str, str], int, bool]]:
-    index = memory.backend._index  # type: ignore[attr-defined]
-    return [(parts, len(ann), ann.dirty) for parts, ann in index.graphs()]
+    return [(parts, len(ann), ann.dirty) for parts, ann in _graphs(memory)]
 
 
 def test_a_saved_graph_is_reused_by_the_next_process(tmp_path: Path, graphs: None) -> None:
@@ -143,11 +148,12 @@ def test_a_loaded_graph_grows_as_a_new_one_does(tmp_path: Path, graphs: None) ->
     with Memory(_url(path)) as memory:
         _notes(memory, "ana", 100)
         memory.recall("chess", scope="ana")
-        (built,) = [ann.index for _, ann in memory.backend._index.graphs()]  # type: ignore[attr-defined]
+        (built,) = [ann.index for _, ann in _graphs(memory)]
         made = (built.expansion_add, built.connectivity, built.metric, built.dtype)
+        assert made[0] == ADD_CANDIDATES  # the store's setting, not usearch's default
     with Memory(_url(path)) as memory:
         memory.recall("chess", scope="ana")
-        (loaded,) = [ann for _, ann in memory.backend._index.graphs()]  # type: ignore[attr-defined]
+        (loaded,) = [ann for _, ann in _graphs(memory)]
         assert not loaded.dirty  # read from its file, not rebuilt
         index = loaded.index
         assert (index.expansion_add, index.connectivity, index.metric, index.dtype) == made

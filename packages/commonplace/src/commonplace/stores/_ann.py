@@ -64,8 +64,9 @@ class Ann:
     def __init__(self, dim: int, index: Index | None = None) -> None:
         self.dim = dim
         self.index = index if index is not None else _new_index(dim)
-        # a saved graph keeps its connectivity but not the candidates an add looks at: a
-        # restored one would add with usearch's default of 128, twice as slow as ours
+        # how many candidates an add and a search look at is not kept in a saved graph's
+        # file, so it is set here, for new and loaded graphs alike (a search sets its own):
+        # a loaded graph left at usearch's default of 128 adds twice as slowly as with ours
         setattr(self.index, "expansion_add", _EXPANSION_ADD)  # noqa: B010
         # the keys as one array: iterating them one by one takes minutes at 1M
         self.max_seq = int(np.asarray(self.index.keys).max()) if len(self.index) else 0
@@ -146,14 +147,8 @@ def search_width(size: int) -> int:
 
 
 def _new_index(dim: int) -> Index:
-    return Index(
-        ndim=dim,
-        metric="ip",
-        dtype="f32",
-        connectivity=_CONNECTIVITY,
-        expansion_add=_EXPANSION_ADD,
-        expansion_search=_EXPANSION_SEARCH,
-    )
+    # what a saved graph's file keeps; the candidates an add looks at are set by Ann
+    return Index(ndim=dim, metric="ip", dtype="f32", connectivity=_CONNECTIVITY)
 
 
 def _threads(rows: int) -> int:
