@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
 
@@ -109,3 +111,63 @@ def test_the_recall_benchmark_times_the_backends_own_candidate_queries(
     assert run.calls["read_batch"] == 6 and run.calls["touch_and_put"] == 6
     assert table(60, runs).splitlines()[-1].split()[:2] == ["60", "med"]
     assert trips(runs, 6).startswith("rounds per recall")
+    # no server pid given: no server CPU read, and no columns for it
+    assert run.recall_server_s is None and run.raw_server_s is None
+    assert "srv" not in table(60, runs)
+
+
+def test_the_recall_benchmark_reads_the_cpu_time_of_the_process_it_is_given(
+    weaviate_backend_factory: Callable[[], WeaviateBackend],
+) -> None:
+    from commonplace_weaviate._recall_bench import measure, table
+
+    url = weaviate_backend_factory().url
+    # the tests are not told the server's pid: this process's own CPU time stands in for
+    # it, read around every recall and raw pair as the server's would be
+    runs, _ = measure(url, notes=60, scopes=3, queries=6, runs=1, server_pid=os.getpid())
+    (run,) = runs
+    assert run.recall_server_s is not None and run.raw_server_s is not None
+    assert run.recall_server_s >= 0.0 and run.raw_server_s >= 0.0
+    head, _, *lines = table(60, runs).splitlines()
+    assert head.split()[-4:] == ["recall", "srv", "raw", "srv"]
+    assert all(len(line.split()) == 13 for line in lines)
+
+
+def test_the_cpu_time_read_grows_with_the_work_a_process_does() -> None:
+    from commonplace_weaviate._recall_bench import server_cpu_s
+
+    before = server_cpu_s(os.getpid())
+    spent = 0.0
+    give_up = time.monotonic() + 60  # a read that never grows fails, instead of hanging
+    while spent < 0.3 and time.monotonic() < give_up:  # 30 clock ticks of work at least
+        sum(i * i for i in range(10_000))
+        spent = server_cpu_s(os.getpid()) - before
+    assert spent >= 0.3
+
+
+def test_a_pid_whose_cpu_time_cannot_be_read_fails_before_the_bench_writes(
+    weaviate_backend_factory: Callable[[], WeaviateBackend],
+) -> None:
+    from commonplace.errors import InvalidInputError
+    from commonplace_weaviate._recall_bench import measure
+
+    backend = weaviate_backend_factory()
+    gone = 2**22 + 1  # above Linux's largest pid, so no process has it
+    with pytest.raises(InvalidInputError, match=f"process {gone}.*pass the pid"):
+        measure(backend.url, notes=60, scopes=3, queries=6, runs=1, server_pid=gone)
+    assert backend.count(None, Kind.NOTE) == 0  # nothing was written
+
+
+def test_the_bench_command_refuses_a_server_pid_it_cannot_read_before_it_starts(
+    weaviate_backend_factory: Callable[[], WeaviateBackend], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the server's URL without the test store's prefix: the bench picks its own
+    parts = urlsplit(weaviate_backend_factory().url)
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "prefix"])
+    server = urlunsplit(parts._replace(query=query))
+    gone = 2**22 + 1
+    argv = ["bench", "--recall", "--url", server, "--notes", "60", "--queries", "2"]
+    assert main([*argv, "--runs", "1", "--server-pid", str(gone)]) == 2
+    out, err = capsys.readouterr()
+    assert f"process {gone}" in err and "pass the pid" in err
+    assert "writing" not in out  # it stopped before it wrote a store

@@ -182,12 +182,13 @@ def table(results: Sequence[Result]) -> str:
 
 
 @contextmanager
-def serving(url: str | None, folder: Path) -> Iterator[str]:
-    """``url``, or the URL of a server started in ``folder`` for the block (and stopped)."""
+def serving(url: str | None, folder: Path) -> Iterator[tuple[str, int | None]]:
+    """``url``, or the URL of a server started in ``folder`` for the block (and stopped),
+    with that server's process id (None for ``url``)."""
     from . import server as srv
 
     if url is not None:
-        yield url
+        yield url, None
         return
     installed = srv.install()
     node = srv.LocalServer(
@@ -196,7 +197,7 @@ def serving(url: str | None, folder: Path) -> Iterator[str]:
     seconds = node.start()
     print(f"# Weaviate {installed.version} started in {seconds:.1f}s at {node.url}")
     try:
-        yield node.url
+        yield node.url, node.pid
     finally:
         node.stop()
 
@@ -210,7 +211,7 @@ def run(
 
     folder = Path(tempfile.mkdtemp(prefix="commonplace-bench-"))
     results = []
-    with serving(url, folder) as url:
+    with serving(url, folder) as (url, _):
         separator = "&" if "?" in url else "?"
         for n in notes:
             path = folder / f"bench-{n}.db"

@@ -77,6 +77,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     bench.add_argument("--runs", type=int, default=3, help="--recall: rounds of queries")
     bench.add_argument(
+        "--server-pid",
+        type=int,
+        default=None,
+        help="--recall with --url: the server's process id, to read its CPU time too",
+    )
+    bench.add_argument(
         "--prefix",
         default=None,
         help="--recall: keep the store under this collection prefix (+ the note count) and "
@@ -99,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 scopes=int(args.scopes),
                 runs=int(args.runs),
                 prefix=args.prefix,
+                server_pid=args.server_pid,
             )
         from ._bench import run
 

@@ -15,12 +15,16 @@ beforehand: only reads are measured), then for every query, in alternating order
 While recalling it counts every request the backend's client sends (gRPC method or HTTP
 method and path), the backend calls the core makes, and the time spent inside them, so
 the table says where a recall's time goes: the core's own Python, and the backend (its
-round trips and the decoding of what they return). It asserts nothing.
+round trips and the decoding of what they return). Given the server's process id (it is
+known when the bench starts the server), it also reads the server's CPU time around every
+recall and raw pair: on a machine the server shares, the CPU both sides spend bounds the
+wall time more than the rounds do. It asserts nothing.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import random
 import statistics
 import threading
@@ -35,6 +39,7 @@ import numpy as np
 
 from commonplace import HashingEmbedder, Kind, Memory
 from commonplace.embedders import CallableEmbedder, Embedder, Vectors
+from commonplace.errors import InvalidInputError
 from commonplace.stores import ReadBatch
 
 from . import _schema as S
@@ -259,19 +264,48 @@ class Run:
     calls: Counter[str] = field(default_factory=Counter)
     call_us: Counter[str] = field(default_factory=Counter)
     rounds: int = 0
+    # the server's CPU seconds over every recall and every raw pair (when its pid is known)
+    recall_server_s: float | None = None
+    raw_server_s: float | None = None
 
     @property
     def ratio(self) -> float:
         return statistics.median(self.recall_ms) / statistics.median(self.raw_ms)
 
 
+def server_cpu_s(pid: int) -> float:
+    """The CPU time (user and system, every thread) process ``pid`` has used, in seconds.
+
+    Linux counts it in clock ticks (10 ms on most kernels), so one query's share is coarse
+    and only a sum over many queries means something."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError, ValueError) as exc:
+        raise InvalidInputError(
+            f"cannot read the CPU time of process {pid} ({exc}); pass the pid of a Weaviate "
+            "server running on this machine (the bench finds it when it starts the server)"
+        ) from None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure(
-    url: str, *, notes: int, scopes: int, queries: int, runs: int, fill_store: bool = True
+    url: str,
+    *,
+    notes: int,
+    scopes: int,
+    queries: int,
+    runs: int,
+    fill_store: bool = True,
+    server_pid: int | None = None,
 ) -> tuple[list[Run], bool]:
     """``runs`` rounds of ``queries`` recalls and raw queries, taking turns; and whether
-    the raw queries' gRPC requests are the backend's own."""
+    the raw queries' gRPC requests are the backend's own. With ``server_pid``, the CPU time
+    of that process is read around each of them too (outside the timed calls)."""
     from ._backend import WeaviateBackend, _connect
 
+    if server_pid is not None:
+        server_cpu_s(server_pid)  # a pid that cannot be read fails before anything is written
     inner = HashingEmbedder()
     turns = _conversation(notes, scopes)
     if fill_store:
@@ -302,12 +336,18 @@ def measure(
             same = _same_requests(memory, raw, raw_client, tally, asked[0], embedder, limits)
             for q, user in asked[: min(10, len(asked))]:  # warm both paths
                 memory.recall(q, scope=user)
+
+            def server_now() -> float:
+                return 0.0 if server_pid is None else server_cpu_s(server_pid)
+
             for _ in range(runs):
                 run = Run()
+                server_s = [0.0, 0.0]  # recalls, raw pairs
                 for i, (q, user) in enumerate(asked):
                     vector = embedder.embed([q])[0]
                     order = (0, 1) if i % 2 == 0 else (1, 0)
                     for which in order:
+                        before = server_now()
                         if which == 0:
                             tally.reset()
                             tally.active = True
@@ -326,6 +366,9 @@ def measure(
                             raw.run(user, vector, q, limits[-1])
                             run.raw_ms.append((time.perf_counter() - t0) * 1000)
                             run.raw_cpu_ms.append((time.process_time() - c0) * 1000)
+                        server_s[which] += server_now() - before
+                if server_pid is not None:
+                    run.recall_server_s, run.raw_server_s = server_s
                 out.append(run)
             raw.close()
         finally:
@@ -362,8 +405,10 @@ def _same_requests(
 def table(notes: int, runs: Sequence[Run]) -> str:
     """One line per run and their medians: recall and raw p50/p95, the ratio of the p50s,
     the time recall spent in backend calls and outside them (the core's own), and the
-    CPU time of this process (every thread) per recall and per raw pair."""
-    names = (
+    CPU time of this process (every thread) per recall and per raw pair; when the server's
+    was read, its mean CPU time per recall and per raw pair as well."""
+    server = all(r.recall_server_s is not None for r in runs)
+    names: tuple[str, ...] = (
         "recall p50",
         "recall p95",
         "raw p50",
@@ -374,12 +419,14 @@ def table(notes: int, runs: Sequence[Run]) -> str:
         "recall cpu",
         "raw cpu",
     )
+    if server:
+        names += ("recall srv", "raw srv")
     head = f"{'notes':>8}{'run':>5}" + "".join(f"{n:>12}" for n in names)
     lines = [head, "-" * len(head)]
     rows = []
     for n, r in enumerate(runs, 1):
         core = [a - b for a, b in zip(r.recall_ms, r.backend_ms)]
-        row = (
+        row: tuple[float, ...] = (
             statistics.median(r.recall_ms),
             _pct(r.recall_ms, 0.95),
             statistics.median(r.raw_ms),
@@ -390,6 +437,11 @@ def table(notes: int, runs: Sequence[Run]) -> str:
             statistics.median(r.recall_cpu_ms),
             statistics.median(r.raw_cpu_ms),
         )
+        if server:
+            row += (
+                (r.recall_server_s or 0.0) * 1000 / len(r.recall_ms),
+                (r.raw_server_s or 0.0) * 1000 / len(r.raw_ms),
+            )
         rows.append(row)
         lines.append(f"{notes:>8}{n:>5}" + _cells(row))
     median = tuple(statistics.median(col) for col in zip(*rows))
@@ -436,17 +488,22 @@ def run(
     scopes: int,
     runs: int,
     prefix: str | None = None,
+    server_pid: int | None = None,
 ) -> int:
     """Print the table for each store size. With ``prefix`` the store is kept (and filled
-    only when it holds fewer notes than asked), so a later run measures the same data."""
+    only when it holds fewer notes than asked), so a later run measures the same data.
+    The server's CPU time is read when the bench starts the server, or from ``server_pid``."""
     import tempfile
     from pathlib import Path
 
     from ._backend import WeaviateBackend, drop_store
     from ._bench import serving
 
+    if server_pid is not None:
+        server_cpu_s(server_pid)  # fails before a server is started or a store is read
     folder = Path(tempfile.mkdtemp(prefix="commonplace-bench-"))
-    with serving(url, folder) as url:
+    with serving(url, folder) as (url, started):
+        pid = started if started is not None else server_pid
         separator = "&" if "?" in url else "?"
         for n in notes:
             name = f"{prefix}{n}" if prefix else f"Recall{n}x{random.randrange(10**6)}"
@@ -463,6 +520,7 @@ def run(
                     queries=queries,
                     runs=runs,
                     fill_store=empty,
+                    server_pid=pid,
                 )
             finally:
                 if prefix is None:
@@ -471,6 +529,7 @@ def run(
                 f"# {queries} recalls over {scopes} users, each beside the raw near-vector + "
                 f"BM25 pair it sends (sent as the backend does; identical gRPC requests: "
                 f"{'yes' if same else 'NO'}), {runs} runs; milliseconds"
+                + ("; srv: the server's CPU, mean per query" if pid is not None else "")
             )
             print(table(n, found))
             print(trips(found, queries), flush=True)
