@@ -413,6 +413,7 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
                     "record_id": rid,
                     "field": field,
                     "at": as_utc(at),
+                    "after": as_utc(at),
                     "ledger": True,  # the core logs the use in the ledger (see _upgrade)
                 },
             )
@@ -456,8 +457,10 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
         }
         if counter is not None:
             # an insert-only event per count (one per record, as an UPDATE ... IN counts):
-            # concurrent writers never lose one
+            # concurrent writers never lose one; records read with many of them get a
+            # tally, so that reading them stays bounded (see _counters)
             self._put_events([(rid, counter, at) for rid in located])
+            self._tally_due()
         if not props:
             return
         self._parallel(

@@ -2,9 +2,10 @@
 
 A record is stored as an unchanging ``state`` plus the properties that change (see
 ``_mapping``); reading it folds in what is stored beside it (``_hydrate``): its
-counter events, which the server aggregates, and, for a record a merge grew, the
-provenance edges it gained. Provenance is read the other way as well (``_derived``),
-for ``RecordQuery.sources``: what was derived from some ids.
+counter events, which the server aggregates after the record's tally (``_counters``),
+and, for a record a merge grew, the provenance edges it gained. Provenance is read the
+other way as well (``_derived``), for ``RecordQuery.sources``: what was derived from
+some ids.
 
 What a recall reads again and again is decoded once: rows and records are kept by the
 exact properties (and counters and provenance) they were decoded from, so a changed
@@ -29,6 +30,7 @@ from commonplace.stores import RecordQuery
 
 from . import _schema as S
 from ._connection import MAX_RESULTS, chunks
+from ._counters import Counters, tally_of
 from ._mapping import (
     DECODED,
     Counts,
@@ -36,13 +38,12 @@ from ._mapping import (
     episode_from,
     flatten,
     object_uuid,
-    parse_date,
     record_from,
     scope_filter,
     scope_of,
 )
 from ._pin import PinnedVectors
-from ._tenants import _LOCATION_CACHE, TENANT_MISSING, Location, Target, Tenants
+from ._tenants import _LOCATION_CACHE, TENANT_MISSING, Location, Target
 from ._url import Settings
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ VECTOR = "__vector__"  # a row's vector, when one was asked for
 _RAW = "__raw__"  # a row's key: the properties as they came back (see _rows and _hydrate)
 
 
-class RecordReads(PinnedVectors, Tenants):
+class RecordReads(PinnedVectors, Counters):
     """Records and episodes read back, with their counters and provenance folded in."""
 
     def __init__(self, settings: Settings) -> None:
@@ -414,7 +415,7 @@ class RecordReads(PinnedVectors, Tenants):
         # provenance written with the record is in its state; only merges add Source edges
         merged = list(dict.fromkeys(str(p["record_id"]) for p in rows if p.get("merged")))
         pending = self._pool.submit(self._sources, merged) if merged else None
-        counts = self._counts(ids)
+        counts = self._counts(ids, {str(p["record_id"]): tally_of(p) for p in rows})
         sources = pending.result() if pending is not None else {}
         return self._fold(rows, counts, sources)
 
@@ -443,44 +444,6 @@ class RecordReads(PinnedVectors, Tenants):
                         self._decoded.clear()
                     self._decoded[key] = record
             out.append(record)
-        return out
-
-    def _counts(self, ids: Sequence[str]) -> dict[str, Counts]:
-        from weaviate.classes.aggregate import GroupByAggregate
-        from weaviate.classes.query import Filter, Metrics
-
-        tallies: dict[str, dict[str, Any]] = defaultdict(dict)
-        for chunk in chunks(list(ids), 300):
-            result: Any = self._call(
-                partial(
-                    self._col(S.COUNTER).aggregate.over_all,
-                    # a filter on the ids, not on their four keys each: a quarter of the
-                    # values to look up, and as many groups (every event has both)
-                    filters=Filter.by_property("record_id").contains_any(chunk),
-                    group_by=GroupByAggregate(prop="key", limit=4 * len(chunk)),
-                    total_count=True,
-                    return_metrics=Metrics("at").date_(maximum=True),
-                ),
-                "read counters",
-            )
-            for group in result.groups:
-                field, rid = str(group.grouped_by.value).split(":", 1)
-                metric = group.properties.get("at")
-                tallies[rid][field] = (
-                    int(group.total_count or 0),
-                    parse_date(getattr(metric, "maximum", None)),
-                )
-        out = {}
-        for rid, fields in tallies.items():
-            lasts = [
-                fields[f][1] for f in ("access", "used", "seen") if f in fields and fields[f][1]
-            ]
-            out[rid] = Counts(
-                access=fields.get("access", (0, None))[0],
-                used=fields.get("used", (0, None))[0],
-                ignored=fields.get("ignored", (0, None))[0],
-                last=max(lasts) if lasts else None,
-            )
         return out
 
     def _sources(self, ids: Sequence[str]) -> dict[str, list[str]]:

@@ -39,6 +39,7 @@ class Prop:
     type: str
     filterable: bool = True
     searchable: bool = False  # BM25 over word tokens (only record text)
+    rangeable: bool = False  # indexed for range filters (a date or a number)
 
 
 def _scope_props() -> tuple[Prop, ...]:
@@ -68,6 +69,8 @@ _RECORD = (
     Prop("status_since", DATE),
     Prop("tier_since", DATE),
     Prop("merged", BOOL),  # provenance grew after the write (more Source edges to read)
+    # the totals of the record's counter events up to a cutoff (see _counters)
+    Prop("tally", TEXT, filterable=False),
     Prop("seq", INT),
     # the named vector a re-embed staged for this record (see WeaviateBackend.reembed_*)
     Prop("reembed", TEXT),
@@ -86,6 +89,7 @@ RECORD_RETURN = [
     "status_since",
     "merged",
     "seq",
+    "tally",
 ]
 
 
@@ -135,8 +139,13 @@ COUNTER = Spec(
         # set by schema 2 and later, whose uses the core logs in the ledger (the upgrade
         # from schema 1 copies the "used" events that lack it into the ledger)
         Prop("ledger", BOOL),
+        # ``at`` again, indexed for ranges: what a read after a tally's cutoff asks for
+        # (events written before it was declared lack it; see _counters)
+        Prop("after", DATE, filterable=False, rangeable=True),
     ),
 )
+#: The range-indexed time of a counter event.
+AFTER = "after"
 SOURCE = Spec("Source", (Prop("record_id", TEXT), Prop("source_id", TEXT)))
 LINK = Spec(
     "Link",
@@ -278,6 +287,7 @@ def weaviate_property(prop: Prop) -> Any:
         data_type=types[prop.type],
         index_filterable=prop.filterable,
         index_searchable=prop.searchable if textual else None,
+        index_range_filters=True if prop.rangeable else None,
         tokenization=tokenization,
         skip_vectorization=True,
     )

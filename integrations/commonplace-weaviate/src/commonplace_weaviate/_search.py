@@ -25,6 +25,7 @@ from commonplace.stores import Hit, Link
 
 from . import _schema as S
 from ._connection import MAX_RESULTS, chunks
+from ._counters import tally_of
 from ._mapping import object_uuid, parse_date, scope_of
 from ._reads import RecordReads, Row
 from ._tenants import Target
@@ -196,7 +197,8 @@ class Search(RecordReads):
             if linked
             else None
         )
-        counts = self._counts(list(dict.fromkeys([*rows, *extra])))
+        tallies = {str(p["record_id"]): tally_of(p) for p in [*rows.values(), *also] if p}
+        counts = self._counts(list(dict.fromkeys([*rows, *extra])), tallies)
         for future in measuring:
             for rid, sim, row in future.result():
                 similarity[rid] = sim

@@ -1,0 +1,251 @@
+"""Counters: insert-only events, read through a tally kept on the record.
+
+A record's access, used and ignored counts (and the "seen" events a merge writes, which
+only move the last access) are events in the ``Counter`` collection, one per count, so
+that concurrent writers never lose one. Read as they are, every event a record ever had
+would be aggregated on every read of it, and a fact recalled on every turn would make
+each recall slower than the last.
+
+So a record also carries a *tally*: the totals and latest times of its events up to a
+cutoff, and a read aggregates only the events after it (through ``after``, the event
+time indexed for ranges). A tally is a function of an immutable prefix of the log:
+events never change, and none is deleted when it is tallied. That is what makes it
+safe without transactions:
+
+* two processes that tally the same record at once each write a correct tally, for
+  their own cutoffs, and whichever is written last is read;
+* a record written again in full (``put_records``) loses its tally and is read from all
+  of its events again, which is still its count;
+* a version of this package that knows no tallies reads every event, which is too.
+
+A tally is made when a counter is written (``update_records``) for the records whose
+last read found many events after their cutoff. Its cutoff is a UTC midnight at least a
+day before the newest of those events: an event is stamped with its writer's clock, and
+one written late (a clock behind, or a write in flight) must still land after it; and
+records tallied on the same day share their cutoff, so a read asks for few ranges. It is
+made only when every event after the cutoff carries ``after`` (events written before
+that property existed do not), and clients of an older version must be stopped, as for
+any upgrade: their events would carry no ``after`` and be missed once tallied.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, time, timedelta, timezone
+from functools import partial
+from typing import Any
+
+from commonplace.errors import StoreError
+
+from . import _schema as S
+from ._connection import chunks
+from ._mapping import Counts, as_utc, object_uuid, parse_date
+from ._tenants import Tenants
+from ._url import Settings
+
+#: The event fields, as ``update_records`` and merges write them.
+FIELDS = ("access", "used", "ignored", "seen")
+#: A record read with at least this many events after its tally's cutoff gets a new tally.
+TALLY_AFTER = 128
+#: How far behind a record's newest event a tally's cutoff stays, at least.
+TALLY_MARGIN = timedelta(days=1)
+_DUE_KEPT = 1_000  # records waiting for a tally, at most (the rest wait for their next read)
+
+Totals = dict[str, tuple[int, datetime | None]]  # field -> (count, latest time)
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A record's event totals up to ``to`` (every event at or before it)."""
+
+    to: datetime
+    totals: Mapping[str, tuple[int, datetime | None]] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        body: dict[str, Any] = {"to": self.to.isoformat()}
+        for name, (n, at) in self.totals.items():
+            body[name] = [n, None if at is None else at.isoformat()]
+        return json.dumps(body, sort_keys=True)
+
+    @staticmethod
+    def from_json(text: Any) -> Tally | None:
+        """The tally stored on a record: None when there is none, or when it cannot be
+        read (the record is then counted from all of its events, which is still right)."""
+        if not text:
+            return None
+        try:
+            body = json.loads(text)
+            to = parse_date(body.pop("to"))
+            totals = {f: (int(v[0]), parse_date(v[1])) for f, v in body.items() if f in FIELDS}
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError):
+            return None
+        return None if to is None else Tally(to, totals)
+
+
+def tally_of(row: Mapping[str, Any] | None) -> Tally | None:
+    return None if row is None else Tally.from_json(row.get("tally"))
+
+
+def cutoff(newest: datetime) -> datetime:
+    """The cutoff of a tally made when a record's newest event is ``newest``: the last UTC
+    midnight at least ``TALLY_MARGIN`` before it."""
+    day = (as_utc(newest) - TALLY_MARGIN).date()
+    return datetime.combine(day, time.min, tzinfo=timezone.utc)
+
+
+class Counters(Tenants):
+    """Reading the counter events of records (with their tallies), and tallying them."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        # records whose last read found many events after their cutoff: their tally then,
+        # and their newest event (see _tally_due)
+        self._due: dict[str, tuple[Tally | None, datetime]] = {}
+        self._due_lock = threading.Lock()
+
+    def _counts(
+        self, ids: Sequence[str], tallies: Mapping[str, Tally | None] | None = None
+    ) -> dict[str, Counts]:
+        """The counts of these records: each one's tally (from ``tallies``; none for an id
+        not in it) plus its events after the tally's cutoff, one aggregate per 300 ids."""
+        tallies = tallies or {}
+        after: dict[str, Totals] = defaultdict(dict)
+        for chunk in chunks(list(ids), 300):
+            for rid, totals in self._aggregate(_after_cutoffs(chunk, tallies), 4 * len(chunk)):
+                after[rid].update(totals)
+        out: dict[str, Counts] = {}
+        due: dict[str, tuple[Tally | None, datetime]] = {}
+        for rid in ids:
+            tally = tallies.get(rid)
+            events = after.get(rid, {})
+            times = [at for _, at in events.values() if at is not None]
+            if times and sum(n for n, _ in events.values()) >= TALLY_AFTER:
+                due[rid] = (tally, max(times))
+            totals = _added(tally.totals if tally is not None else {}, events)
+            if totals:
+                out[rid] = _as_counts(totals)
+        if due:
+            with self._due_lock:
+                if len(self._due) < _DUE_KEPT:
+                    self._due.update(due)
+        return out
+
+    def _aggregate(self, where: Any, groups: int) -> list[tuple[str, Totals]]:
+        """Per record, the count and latest time of each field among the events ``where``
+        selects."""
+        from weaviate.classes.aggregate import GroupByAggregate
+        from weaviate.classes.query import Metrics
+
+        result: Any = self._call(
+            partial(
+                self._col(S.COUNTER).aggregate.over_all,
+                filters=where,
+                group_by=GroupByAggregate(prop="key", limit=groups),
+                total_count=True,
+                return_metrics=Metrics("at").date_(maximum=True),
+            ),
+            "read counters",
+        )
+        out: list[tuple[str, Totals]] = []
+        for group in result.groups:
+            name, rid = str(group.grouped_by.value).split(":", 1)
+            metric = group.properties.get("at")
+            latest = parse_date(getattr(metric, "maximum", None))
+            out.append((rid, {name: (int(group.total_count or 0), latest)}))
+        return out
+
+    def _tally_due(self) -> None:
+        """A new tally for each record whose last read found many events after its cutoff:
+        its old tally plus its events up to the new cutoff (see the module's docstring)."""
+        with self._due_lock:
+            due, self._due = self._due, {}
+        for rid, (old, newest) in due.items():
+            try:
+                self._tally(rid, old, newest)
+            except StoreError:
+                # the counts are right without a tally (it only bounds their reading), and
+                # the counter write that called this has landed: failing it now would have
+                # it sent again and counted twice. The next read finds the record due again.
+                continue
+
+    def _tally(self, rid: str, old: Tally | None, newest: datetime) -> None:
+        to = cutoff(newest)
+        if old is not None and to <= old.to:
+            return
+        events = self._events_between(rid, None if old is None else old.to, to)
+        if events is None:
+            return  # some events after the cutoff carry no range time yet
+        location = self._locate([rid]).get(rid)
+        if location is None or location[0] not in S.RECORD_SPECS:
+            return  # deleted since it was read
+        kind, tenant = location
+        tally = Tally(to, _added(old.totals if old is not None else {}, events))
+        self._patch(
+            S.RECORD_SPECS[kind],
+            tenant,
+            object_uuid("record", rid),
+            {"tally": tally.to_json()},
+            "write a record's counter tally",
+        )
+
+    def _events_between(self, rid: str, start: datetime | None, to: datetime) -> Totals | None:
+        """The totals of ``rid``'s events after ``start`` (if given) up to ``to``; None when
+        an event after ``to`` lacks the range time a read after ``to`` would look for."""
+        from weaviate.classes.query import Filter
+
+        def total(where: Any) -> int:
+            return sum(n for _, t in self._aggregate(where, len(FIELDS)) for n, _ in t.values())
+
+        mine = Filter.by_property("record_id").equal(rid)
+        later = mine & Filter.by_property("at").greater_than(to)
+        if total(later) != total(mine & Filter.by_property(S.AFTER).greater_than(to)):
+            return None
+        where = mine & Filter.by_property("at").less_or_equal(to)
+        if start is not None:
+            where = where & Filter.by_property("at").greater_than(start)
+        events: Totals = {}
+        for _, totals in self._aggregate(where, len(FIELDS)):
+            events.update(totals)
+        return events
+
+
+def _after_cutoffs(ids: Sequence[str], tallies: Mapping[str, Tally | None]) -> Any:
+    """The events of ``ids`` after each one's cutoff: one clause for the ids without a
+    tally, and one per cutoff (a day each) for the others."""
+    from weaviate.classes.query import Filter
+
+    by_cutoff: dict[datetime | None, list[str]] = defaultdict(list)
+    for rid in ids:
+        tally = tallies.get(rid)
+        by_cutoff[None if tally is None else tally.to].append(rid)
+    clauses = []
+    for to, group in by_cutoff.items():
+        # a filter on the ids, not on their four keys each: a quarter of the values to
+        # look up, and as many groups (every event has both)
+        clause = Filter.by_property("record_id").contains_any(group)
+        if to is not None:
+            clause = clause & Filter.by_property(S.AFTER).greater_than(to)
+        clauses.append(clause)
+    return clauses[0] if len(clauses) == 1 else Filter.any_of(clauses)
+
+
+def _added(base: Mapping[str, tuple[int, datetime | None]], more: Totals) -> Totals:
+    out: Totals = dict(base)
+    for name, (n, at) in more.items():
+        have, last = out.get(name, (0, None))
+        out[name] = (have + n, at if last is None or (at is not None and at > last) else last)
+    return out
+
+
+def _as_counts(totals: Totals) -> Counts:
+    lasts = [at for f in ("access", "used", "seen") for at in [totals.get(f, (0, None))[1]] if at]
+    return Counts(
+        access=totals.get("access", (0, None))[0],
+        used=totals.get("used", (0, None))[0],
+        ignored=totals.get("ignored", (0, None))[0],
+        last=max(lasts) if lasts else None,
+    )

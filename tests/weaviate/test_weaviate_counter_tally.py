@@ -1,0 +1,249 @@
+"""Counter tallies on a real server: a record with many counter events is read through the
+tally its record carries plus the events after its cutoff, with the same counts as from
+every event, whoever wrote the tally and whatever happened to the record since
+(``commonplace_weaviate._counters``)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from datetime import datetime, time, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from commonplace import Record, Scope
+from commonplace.errors import StoreError
+from commonplace.stores import TurnWrite
+from commonplace.testing import T0, episode, note, unit
+from commonplace.testing._fixtures import rows
+from commonplace_weaviate import WeaviateBackend
+from commonplace_weaviate import _schema as S
+from commonplace_weaviate._counters import TALLY_AFTER, Tally, _after_cutoffs, tally_of
+from commonplace_weaviate._mapping import object_uuid
+
+pytestmark = pytest.mark.weaviate
+
+ANA = Scope(user="ana")
+SPREAD = timedelta(hours=2)  # between two accesses: TALLY_AFTER of them span days
+
+
+def _one_note(backend: WeaviateBackend) -> str:
+    turn = episode(ANA, "ana drinks green tea", at=T0)
+    made = note(turn)
+    backend.write_turns([TurnWrite(turn, made)], rows(unit(1.0)))
+    return made.id
+
+
+def _access(backend: WeaviateBackend, rid: str, times: list[datetime]) -> None:
+    for at in times:
+        backend.update_records([rid], at=at, counter="access")
+
+
+def _times(start: datetime, n: int) -> list[datetime]:
+    return [start + SPREAD * i for i in range(n)]
+
+
+def _read(backend: WeaviateBackend, rid: str) -> Record:
+    (record,) = backend.get_records([rid])
+    return record
+
+
+def _tally(backend: WeaviateBackend, rid: str) -> Tally | None:
+    ((_, _, row),) = backend._fetch_rows([rid])
+    return tally_of(row)
+
+
+def _events_read(backend: WeaviateBackend, rid: str) -> int:
+    """How many events a read of ``rid`` aggregates now (its tally's cutoff on)."""
+    where = _after_cutoffs([rid], {rid: _tally(backend, rid)})
+    return sum(n for _, totals in backend._aggregate(where, 4) for n, _ in totals.values())
+
+
+def _aggregated_by(backend: WeaviateBackend, read: Callable[[], object]) -> int:
+    """How many events the counter aggregates sent while ``read`` ran counted."""
+    seen: list[int] = []
+    inner = backend._aggregate
+
+    def spy(where: Any, groups: int) -> Any:
+        found = inner(where, groups)
+        seen.append(sum(n for _, totals in found for n, _ in totals.values()))
+        return found
+
+    backend._aggregate = spy  # type: ignore[method-assign]
+    try:
+        read()
+    finally:
+        del backend._aggregate
+    assert seen, "the read aggregated no counters"
+    return sum(seen)
+
+
+def _tallied(backend: WeaviateBackend, rid: str, n: int) -> list[datetime]:
+    """``n`` accesses of ``rid``, a read (which finds them many), and one more access (a
+    counter write, which makes the tally); the times of every access."""
+    times = _times(T0, n)
+    _access(backend, rid, times)
+    _read(backend, rid)
+    last = times[-1] + SPREAD
+    _access(backend, rid, [last])
+    return [*times, last]
+
+
+def test_a_record_with_many_events_is_read_through_a_tally_with_the_same_counts(
+    backend: WeaviateBackend,
+) -> None:
+    rid = _one_note(backend)
+    times = _times(T0, TALLY_AFTER + 40)
+    _access(backend, rid, times)
+    before = _read(backend, rid)
+    assert before.access_count == len(times) and before.last_access == times[-1]
+    assert _tally(backend, rid) is None  # read from every event so far
+
+    last = times[-1] + SPREAD
+    _access(backend, rid, [last])  # the counter write tallies what the read found many
+    tally = _tally(backend, rid)
+    assert tally is not None
+    # a UTC midnight, at least a day behind the newest event the read saw
+    assert tally.to.time() == time.min and tally.to.tzinfo is not None
+    assert tally.to <= times[-1] - timedelta(days=1)
+    assert tally.totals["access"][0] == sum(1 for at in times if at <= tally.to)
+
+    # the read aggregates only the events after the cutoff
+    aggregated = _aggregated_by(backend, lambda: _read(backend, rid))
+    assert aggregated == _events_read(backend, rid) < TALLY_AFTER
+    assert aggregated == sum(1 for at in [*times, last] if at > tally.to)
+    after = _read(backend, rid)
+    assert (after.access_count, after.last_access) == (len(times) + 1, last)
+
+
+def test_accesses_after_a_tally_are_counted_once(backend: WeaviateBackend) -> None:
+    rid = _one_note(backend)
+    times = _tallied(backend, rid, TALLY_AFTER + 40)
+    assert _tally(backend, rid) is not None
+    more = _times(times[-1] + SPREAD, 5)
+    _access(backend, rid, more)
+    record = _read(backend, rid)
+    assert (record.access_count, record.last_access) == (len(times) + 5, more[-1])
+
+
+def test_a_record_written_again_loses_its_tally_and_keeps_its_counts(
+    backend: WeaviateBackend,
+) -> None:
+    rid = _one_note(backend)
+    times = _tallied(backend, rid, TALLY_AFTER + 40)
+    record = _read(backend, rid)
+    assert _tally(backend, rid) is not None and record.access_count == len(times)
+    backend.put_records([record], rows(unit(1.0)), replace=True)  # a full rewrite
+    assert _tally(backend, rid) is None
+    again = _read(backend, rid)
+    assert (again.access_count, again.last_access) == (len(times), times[-1])
+
+
+def test_two_clients_that_tally_one_record_both_leave_the_right_counts(
+    backend: WeaviateBackend,
+) -> None:
+    rid = _one_note(backend)
+    other = WeaviateBackend(backend.url)
+    try:
+        times = _times(T0, TALLY_AFTER + 40)
+        _access(backend, rid, times)
+        _read(backend, rid)
+        _read(other, rid)  # both find it due, before either has tallied
+        first = times[-1] + SPREAD
+        _access(backend, rid, [first])
+        mine = _tally(backend, rid)
+        # days later, the other client tallies from what it read then (no tally)
+        more = _times(first + timedelta(days=3), 3)
+        _access(other, rid, more)
+        theirs = _tally(backend, rid)
+        assert mine is not None and theirs is not None and theirs.to >= mine.to
+        everything = [*times, first, *more]
+        for client in (backend, other):
+            record = _read(client, rid)
+            assert (record.access_count, record.last_access) == (len(everything), more[-1])
+    finally:
+        other.close()
+
+
+def test_events_without_the_range_time_after_the_cutoff_stop_a_tally(
+    backend: WeaviateBackend,
+) -> None:
+    """An older version's events carry no range time: once tallied, a read after the cutoff
+    would miss them, so no tally is written while there are such events past it."""
+    from weaviate.classes.data import DataObject
+
+    rid = _one_note(backend)
+    times = _times(T0, TALLY_AFTER + 40)
+    _access(backend, rid, times)
+    # as an older writer inserts them: no "after"
+    late = times[-1] + timedelta(hours=1)
+    backend._insert(
+        S.COUNTER,
+        None,
+        [
+            DataObject(
+                uuid=uuid.uuid4(),
+                properties={
+                    "key": f"access:{rid}",
+                    "record_id": rid,
+                    "field": "access",
+                    "at": late,
+                    "ledger": True,
+                },
+            )
+        ],
+        "counter events",
+        [f"access:{rid}"],
+    )
+    _read(backend, rid)
+    last = late + SPREAD
+    _access(backend, rid, [last])
+    assert _tally(backend, rid) is None
+    record = _read(backend, rid)
+    assert (record.access_count, record.last_access) == (len(times) + 2, last)
+
+
+def test_a_tally_that_cannot_be_read_is_ignored(backend: WeaviateBackend) -> None:
+    rid = _one_note(backend)
+    times = _tallied(backend, rid, TALLY_AFTER + 40)
+    ((spec, tenant, _),) = backend._fetch_rows([rid])
+    for damaged in ("{not json", '{"access": [5, null]}', '{"to": "soon", "access": [5]}'):
+        backend._patch(spec, tenant, object_uuid("record", rid), {"tally": damaged}, "damage")
+        assert _tally(backend, rid) is None
+        record = _read(backend, rid)
+        assert (record.access_count, record.last_access) == (len(times), times[-1])
+
+
+def test_a_tally_that_fails_does_not_fail_the_counter_write(
+    backend: WeaviateBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The events of the write have landed by then: an error would have the caller send
+    them again and count them twice."""
+    rid = _one_note(backend)
+    times = _times(T0, TALLY_AFTER + 40)
+    _access(backend, rid, times)
+    _read(backend, rid)
+
+    def server_down(*_: object) -> None:
+        raise StoreError("Weaviate at 127.0.0.1 did not answer (injected)")
+
+    monkeypatch.setattr(backend, "_events_between", server_down)
+    last = times[-1] + SPREAD
+    _access(backend, rid, [last])  # no error
+    assert _tally(backend, rid) is None
+    monkeypatch.undo()
+    record = _read(backend, rid)
+    assert (record.access_count, record.last_access) == (len(times) + 1, last)
+    _access(backend, rid, [last + SPREAD])  # due again after that read: tallied now
+    assert _tally(backend, rid) is not None
+
+
+def test_the_tally_round_trips_through_its_json() -> None:
+    at = datetime(2026, 3, 1, 12, 30, 0, 123_456, tzinfo=timezone.utc)
+    tally = Tally(
+        datetime(2026, 3, 1, tzinfo=timezone.utc),
+        {"access": (7, at), "used": (2, None), "seen": (1, at)},
+    )
+    assert Tally.from_json(tally.to_json()) == tally
+    assert Tally.from_json(None) is None and Tally.from_json("") is None
