@@ -117,6 +117,28 @@ def test_a_record_with_many_events_is_read_through_a_tally_with_the_same_counts(
     assert (after.access_count, after.last_access) == (len(times) + 1, last)
 
 
+def test_a_keyword_only_hit_is_counted_through_its_tally(backend: WeaviateBackend) -> None:
+    """Its counters are read before its row comes (with its cosine): its tally comes with
+    the keyword query."""
+    rid = _one_note(backend)
+    turn = episode(ANA, "ana walks her dog at dawn", at=T0)
+    other = note(turn)
+    backend.write_turns([TurnWrite(turn, other)], rows(unit(0.0, 1.0)))
+    times = _tallied(backend, rid, TALLY_AFTER + 40)
+    assert _tally(backend, rid) is not None
+
+    found: list[Any] = []
+    aggregated = _aggregated_by(
+        backend,
+        lambda: found.extend(backend.search(ANA, unit(0.0, 1.0), text="green tea", limit=1)),
+    )
+    by_id = {h.record.id: h for h in found}
+    # the vector query's one hit is the other note; the tea note came by keyword only
+    assert set(by_id) == {other.id, rid} and by_id[rid].keyword
+    assert by_id[rid].record.access_count == len(times)
+    assert aggregated < TALLY_AFTER
+
+
 def test_accesses_after_a_tally_are_counted_once(backend: WeaviateBackend) -> None:
     rid = _one_note(backend)
     times = _tallied(backend, rid, TALLY_AFTER + 40)

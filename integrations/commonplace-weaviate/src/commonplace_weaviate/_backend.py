@@ -232,6 +232,7 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
                     Filter.by_property("record_id").contains_any(chunk),
                     "provenance",
                 )
+        # every event of each (no tally): the record written next carries none
         logged = self._counts([rid for rid in old if rid not in moved])
         adjusted = [
             replace_fields(

@@ -31,8 +31,9 @@ from ._reads import RecordReads, Row
 from ._tenants import Target
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-#: What a BM25 query returns: ids, and whether merges added provenance to read.
-KEYWORD_RETURN = ["record_id", "merged"]
+#: What a BM25 query returns: ids, whether merges added provenance to read, and the counter
+#: tally (the counters of a keyword-only hit are read before its row comes).
+KEYWORD_RETURN = ["record_id", "merged", "tally"]
 
 
 def keywords_of(text: str | None) -> str:
@@ -163,6 +164,8 @@ class Search(RecordReads):
             rows.setdefault(rid, props)
         keyword: set[str] = set()
         lexical_only: dict[Target, list[str]] = defaultdict(list)
+        tallies = {rid: tally_of(p) for rid, p in rows.items()}
+        tallies.update((str(p["record_id"]), tally_of(p)) for p in also)
         merged = [rid for rid, p in rows.items() if p and p.get("merged")]
         for _, _, props, where in by_keyword:
             rid = str(props["record_id"])
@@ -170,6 +173,7 @@ class Search(RecordReads):
             if rid not in similarity and rid not in rows:
                 lexical_only[where].append(rid)
                 rows[rid] = None  # its row comes with its cosine
+                tallies[rid] = tally_of(props)
                 if props.get("merged"):
                     merged.append(rid)
         extra = list(dict.fromkeys(str(p["record_id"]) for p in also))
@@ -197,7 +201,6 @@ class Search(RecordReads):
             if linked
             else None
         )
-        tallies = {str(p["record_id"]): tally_of(p) for p in [*rows.values(), *also] if p}
         counts = self._counts(list(dict.fromkeys([*rows, *extra])), tallies)
         for future in measuring:
             for rid, sim, row in future.result():
