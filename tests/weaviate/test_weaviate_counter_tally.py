@@ -17,9 +17,15 @@ from commonplace.errors import StoreError
 from commonplace.stores import TurnWrite
 from commonplace.testing import T0, episode, note, unit
 from commonplace.testing._fixtures import rows
-from commonplace_weaviate import WeaviateBackend
+from commonplace_weaviate import WeaviateBackend, _counters
 from commonplace_weaviate import _schema as S
-from commonplace_weaviate._counters import TALLY_AFTER, Tally, _after_cutoffs, tally_of
+from commonplace_weaviate._counters import (
+    TALLIES_PER_WRITE,
+    TALLY_AFTER,
+    Tally,
+    _after_cutoffs,
+    tally_of,
+)
 from commonplace_weaviate._mapping import object_uuid
 
 pytestmark = pytest.mark.weaviate
@@ -259,6 +265,33 @@ def test_a_tally_that_fails_does_not_fail_the_counter_write(
     assert (record.access_count, record.last_access) == (len(times) + 1, last)
     _access(backend, rid, [last + SPREAD])  # due again after that read: tallied now
     assert _tally(backend, rid) is not None
+
+
+def test_a_counter_write_makes_a_few_tallies_and_leaves_the_rest_to_the_next(
+    backend: WeaviateBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_counters, "TALLY_AFTER", 3)  # a few events make a record due
+    turns = [episode(ANA, f"ana keeps note {i}", at=T0) for i in range(TALLIES_PER_WRITE + 4)]
+    notes = [note(t) for t in turns]
+    backend.write_turns(
+        [TurnWrite(t, n) for t, n in zip(turns, notes)], rows(*[unit(1.0)] * len(notes))
+    )
+    ids = [n.id for n in notes]
+    times = _times(T0, 3)  # within the day's margin: the tallies cover none of them yet
+    for at in times:
+        backend.update_records(ids, at=at, counter="access")
+    backend.get_records(ids)  # every one of them is due now
+
+    def tallied() -> int:
+        return sum(_tally(backend, rid) is not None for rid in ids)
+
+    assert tallied() == 0
+    backend.update_records([ids[0]], at=times[-1], counter="access")
+    assert tallied() == TALLIES_PER_WRITE
+    backend.update_records([ids[0]], at=times[-1], counter="access")
+    assert tallied() == len(ids)
+    counts = {r.id: r.access_count for r in backend.get_records(ids)}
+    assert counts == {rid: 3 + 2 * (rid == ids[0]) for rid in ids}
 
 
 def test_the_tally_round_trips_through_its_json() -> None:

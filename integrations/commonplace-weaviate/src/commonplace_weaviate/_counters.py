@@ -19,13 +19,14 @@ safe without transactions:
 * a version of this package that knows no tallies reads every event, which is too.
 
 A tally is made when a counter is written (``update_records``) for the records whose
-last read found many events after their cutoff. Its cutoff is a UTC midnight at least a
-day before the newest of those events: an event is stamped with its writer's clock, and
-one written late (a clock behind, or a write in flight) must still land after it; and
-records tallied on the same day share their cutoff, so a read asks for few ranges. It is
-made only when every event after the cutoff carries ``after`` (events written before
-that property existed do not), and clients of an older version must be stopped, as for
-any upgrade: their events would carry no ``after`` and be missed once tallied.
+last read found many events after their cutoff, a few at a time. Its cutoff is a UTC
+midnight at least a day before the newest of those events: an event is stamped with its
+writer's clock, and one written late (a clock behind, or a write in flight) must still
+land after it; and records tallied on the same day share their cutoff, so a read asks
+for few ranges. It is made only when every event after the cutoff carries ``after``
+(events written before that property existed do not), and clients of an older version
+must be stopped, as for any upgrade: their events would carry no ``after`` and be missed
+once tallied.
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ TALLY_AFTER = 128
 #: How far behind a record's newest event a tally's cutoff stays, at least.
 TALLY_MARGIN = timedelta(days=1)
 _DUE_KEPT = 1_000  # records waiting for a tally, at most (the rest wait for their next read)
+#: Tallies made by one counter write, at most (a long listing can find many records due:
+#: the rest wait for the next writes, so that none of them waits long).
+TALLIES_PER_WRITE = 16
 
 Totals = dict[str, tuple[int, datetime | None]]  # field -> (count, latest time)
 
@@ -162,8 +166,8 @@ class Counters(Tenants):
         """A new tally for each record whose last read found many events after its cutoff:
         its old tally plus its events up to the new cutoff (see the module's docstring)."""
         with self._due_lock:
-            due, self._due = self._due, {}
-        for rid, (old, newest) in due.items():
+            due = [(rid, self._due.pop(rid)) for rid in list(self._due)[:TALLIES_PER_WRITE]]
+        for rid, (old, newest) in due:
             try:
                 self._tally(rid, old, newest)
             except StoreError:
