@@ -1,12 +1,15 @@
 """Counter tallies on a real server: a record with many counter events is read through the
-tally its record carries plus the events after its cutoff, with the same counts as from
-every event, whoever wrote the tally and whatever happened to the record since
-(``commonplace_weaviate._counters``)."""
+tally its record carries plus the events stored after its cutoff, with the same counts as
+from every event, whoever wrote the tally and whatever happened to the record since
+(``commonplace_weaviate._counters``). When an event is stored is the writer's wall clock,
+the one thing these tests set (``_stored_at``): events stored days ago are what a tally
+covers."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, time, timedelta, timezone
 from typing import Any
 
@@ -31,7 +34,8 @@ from commonplace_weaviate._mapping import object_uuid
 pytestmark = pytest.mark.weaviate
 
 ANA = Scope(user="ana")
-SPREAD = timedelta(hours=2)  # between two accesses: TALLY_AFTER of them span days
+SPREAD = timedelta(hours=2)  # between two accesses' own times
+DAYS_AGO = datetime.now(timezone.utc) - timedelta(days=3)  # before any cutoff made today
 
 
 def _one_note(backend: WeaviateBackend) -> str:
@@ -39,6 +43,16 @@ def _one_note(backend: WeaviateBackend) -> str:
     made = note(turn)
     backend.write_turns([TurnWrite(turn, made)], rows(unit(1.0)))
     return made.id
+
+
+@contextmanager
+def _stored(backend: WeaviateBackend, when: datetime) -> Iterator[None]:
+    """Events written in the block are stored at ``when`` (the writer's wall clock)."""
+    backend._stored_at = lambda: when  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del backend._stored_at
 
 
 def _access(backend: WeaviateBackend, rid: str, times: list[datetime]) -> None:
@@ -86,10 +100,11 @@ def _aggregated_by(backend: WeaviateBackend, read: Callable[[], object]) -> int:
 
 
 def _tallied(backend: WeaviateBackend, rid: str, n: int) -> list[datetime]:
-    """``n`` accesses of ``rid``, a read (which finds them many), and one more access (a
-    counter write, which makes the tally); the times of every access."""
+    """``n`` accesses of ``rid`` stored days ago, a read (which finds them many), and one
+    more access now (a counter write, which makes the tally); the times of every access."""
     times = _times(T0, n)
-    _access(backend, rid, times)
+    with _stored(backend, DAYS_AGO):
+        _access(backend, rid, times)
     _read(backend, rid)
     last = times[-1] + SPREAD
     _access(backend, rid, [last])
@@ -101,7 +116,8 @@ def test_a_record_with_many_events_is_read_through_a_tally_with_the_same_counts(
 ) -> None:
     rid = _one_note(backend)
     times = _times(T0, TALLY_AFTER + 40)
-    _access(backend, rid, times)
+    with _stored(backend, DAYS_AGO):
+        _access(backend, rid, times)
     before = _read(backend, rid)
     assert before.access_count == len(times) and before.last_access == times[-1]
     assert _tally(backend, rid) is None  # read from every event so far
@@ -110,15 +126,14 @@ def test_a_record_with_many_events_is_read_through_a_tally_with_the_same_counts(
     _access(backend, rid, [last])  # the counter write tallies what the read found many
     tally = _tally(backend, rid)
     assert tally is not None
-    # a UTC midnight, at least a day behind the newest event the read saw
+    # a UTC midnight, at least a day behind the wall clock: every event stored days ago
     assert tally.to.time() == time.min and tally.to.tzinfo is not None
-    assert tally.to <= times[-1] - timedelta(days=1)
-    assert tally.totals["access"][0] == sum(1 for at in times if at <= tally.to)
+    assert DAYS_AGO < tally.to <= datetime.now(timezone.utc) - timedelta(days=1)
+    assert tally.totals["access"] == (len(times), times[-1])
 
-    # the read aggregates only the events after the cutoff
+    # the read aggregates only the events stored after the cutoff: the last one
     aggregated = _aggregated_by(backend, lambda: _read(backend, rid))
-    assert aggregated == _events_read(backend, rid) < TALLY_AFTER
-    assert aggregated == sum(1 for at in [*times, last] if at > tally.to)
+    assert aggregated == _events_read(backend, rid) == 1
     after = _read(backend, rid)
     assert (after.access_count, after.last_access) == (len(times) + 1, last)
 
@@ -155,6 +170,21 @@ def test_accesses_after_a_tally_are_counted_once(backend: WeaviateBackend) -> No
     assert (record.access_count, record.last_access) == (len(times) + 5, more[-1])
 
 
+def test_a_count_stamped_long_before_a_tally_is_still_counted(backend: WeaviateBackend) -> None:
+    """A feedback for an old recall is stamped with that recall's time: what places it after
+    a tally is when it was stored, not its own time."""
+    rid = _one_note(backend)
+    times = _tallied(backend, rid, TALLY_AFTER + 40)
+    tally = _tally(backend, rid)
+    assert tally is not None
+    long_ago = T0 - timedelta(days=300)  # before every event the tally covers
+    backend.update_records([rid], at=long_ago, counter="used")
+    backend.update_records([rid], at=long_ago, counter="access")
+    record = _read(backend, rid)
+    assert (record.access_count, record.used_count) == (len(times) + 1, 1)
+    assert record.last_access == times[-1]  # the newest time still wins
+
+
 def test_a_record_written_again_loses_its_tally_and_keeps_its_counts(
     backend: WeaviateBackend,
 ) -> None:
@@ -175,7 +205,8 @@ def test_two_clients_that_tally_one_record_both_leave_the_right_counts(
     other = WeaviateBackend(backend.url)
     try:
         times = _times(T0, TALLY_AFTER + 40)
-        _access(backend, rid, times)
+        with _stored(backend, DAYS_AGO):
+            _access(backend, rid, times)
         _read(backend, rid)
         _read(other, rid)  # both find it due, before either has tallied
         first = times[-1] + SPREAD
@@ -183,9 +214,10 @@ def test_two_clients_that_tally_one_record_both_leave_the_right_counts(
         mine = _tally(backend, rid)
         # days later, the other client tallies from what it read then (no tally)
         more = _times(first + timedelta(days=3), 3)
-        _access(other, rid, more)
+        with _stored(other, datetime.now(timezone.utc) + timedelta(days=3)):
+            _access(other, rid, more)
         theirs = _tally(backend, rid)
-        assert mine is not None and theirs is not None and theirs.to >= mine.to
+        assert mine is not None and theirs is not None and theirs.to > mine.to
         everything = [*times, first, *more]
         for client in (backend, other):
             record = _read(client, rid)
@@ -194,16 +226,17 @@ def test_two_clients_that_tally_one_record_both_leave_the_right_counts(
         other.close()
 
 
-def test_events_without_the_range_time_after_the_cutoff_stop_a_tally(
+def test_a_record_with_an_event_of_an_older_version_is_not_tallied(
     backend: WeaviateBackend,
 ) -> None:
-    """An older version's events carry no range time: once tallied, a read after the cutoff
-    would miss them, so no tally is written while there are such events past it."""
+    """An older version's events carry no time of storing: a range cannot tell on which side
+    of a cutoff they are, so a record with one is read from every event."""
     from weaviate.classes.data import DataObject
 
     rid = _one_note(backend)
     times = _times(T0, TALLY_AFTER + 40)
-    _access(backend, rid, times)
+    with _stored(backend, DAYS_AGO):
+        _access(backend, rid, times)
     # as an older writer inserts them: no "after"
     late = times[-1] + timedelta(hours=1)
     backend._insert(
@@ -250,7 +283,8 @@ def test_a_tally_that_fails_does_not_fail_the_counter_write(
     them again and count them twice."""
     rid = _one_note(backend)
     times = _times(T0, TALLY_AFTER + 40)
-    _access(backend, rid, times)
+    with _stored(backend, DAYS_AGO):
+        _access(backend, rid, times)
     _read(backend, rid)
 
     def server_down(*_: object) -> None:
@@ -277,9 +311,10 @@ def test_a_counter_write_makes_a_few_tallies_and_leaves_the_rest_to_the_next(
         [TurnWrite(t, n) for t, n in zip(turns, notes)], rows(*[unit(1.0)] * len(notes))
     )
     ids = [n.id for n in notes]
-    times = _times(T0, 3)  # within the day's margin: the tallies cover none of them yet
-    for at in times:
-        backend.update_records(ids, at=at, counter="access")
+    times = _times(T0, 3)
+    with _stored(backend, DAYS_AGO):
+        for at in times:
+            backend.update_records(ids, at=at, counter="access")
     backend.get_records(ids)  # every one of them is due now
 
     def tallied() -> int:

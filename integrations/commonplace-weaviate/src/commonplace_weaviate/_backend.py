@@ -406,6 +406,7 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
     ) -> None:
         from weaviate.classes.data import DataObject
 
+        stored = self._stored_at()
         objects = [
             DataObject(
                 uuid=ids[i] if ids is not None else uuid.uuid4(),
@@ -414,7 +415,7 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
                     "record_id": rid,
                     "field": field,
                     "at": as_utc(at),
-                    "after": as_utc(at),
+                    "after": stored,  # when it is stored, not when it happened
                     "ledger": True,  # the core logs the use in the ledger (see _upgrade)
                 },
             )

@@ -6,11 +6,13 @@ that concurrent writers never lose one. Read as they are, every event a record e
 would be aggregated on every read of it, and a fact recalled on every turn would make
 each recall slower than the last.
 
-So a record also carries a *tally*: the totals and latest times of its events up to a
-cutoff, and a read aggregates only the events after it (through ``after``, the event
-time indexed for ranges). A tally is a function of an immutable prefix of the log:
-events never change, and none is deleted when it is tallied. That is what makes it
-safe without transactions:
+So a record also carries a *tally*: the totals and latest times of the events stored up
+to a cutoff, and a read aggregates only the events stored after it. When an event was
+stored is ``after``: the writer's wall clock at the write, indexed for ranges, and not
+the event's own time (``at``, which a caller may set in the past, as a feedback for an
+old recall does). A tally is a function of an immutable part of the log: events never
+change, and none is deleted when it is tallied. That is what makes it safe without
+transactions:
 
 * two processes that tally the same record at once each write a correct tally, for
   their own cutoffs, and whichever is written last is read;
@@ -18,15 +20,14 @@ safe without transactions:
   of its events again, which is still its count;
 * a version of this package that knows no tallies reads every event, which is too.
 
-A tally is made when a counter is written (``update_records``) for the records whose
-last read found many events after their cutoff, a few at a time. Its cutoff is a UTC
-midnight at least a day before the newest of those events: an event is stamped with its
-writer's clock, and one written late (a clock behind, or a write in flight) must still
-land after it; and records tallied on the same day share their cutoff, so a read asks
-for few ranges. It is made only when every event after the cutoff carries ``after``
-(events written before that property existed do not), and clients of an older version
-must be stopped, as for any upgrade: their events would carry no ``after`` and be missed
-once tallied.
+A tally is made when a counter is written (``update_records``) for the records whose last
+read found many events after their cutoff, a few at a time. Its cutoff is the last UTC
+midnight at least a day before the wall clock: a write in flight, or a writer whose clock
+is behind, must still store its events after it; and records tallied on the same day share
+their cutoff, so a read asks for few ranges. A record with an event stored before
+``after`` existed (by an earlier version) is not tallied, since the range cannot tell when
+that event came; and clients of an older version must be stopped, as for any upgrade:
+their events would carry no ``after`` and be missed once a record is tallied.
 """
 
 from __future__ import annotations
@@ -94,11 +95,15 @@ def tally_of(row: Mapping[str, Any] | None) -> Tally | None:
     return None if row is None else Tally.from_json(row.get("tally"))
 
 
-def cutoff(newest: datetime) -> datetime:
-    """The cutoff of a tally made when a record's newest event is ``newest``: the last UTC
-    midnight at least ``TALLY_MARGIN`` before it."""
-    day = (as_utc(newest) - TALLY_MARGIN).date()
+def cutoff(now: datetime) -> datetime:
+    """The cutoff of a tally made at ``now``: the last UTC midnight at least
+    ``TALLY_MARGIN`` before it."""
+    day = (as_utc(now) - TALLY_MARGIN).date()
     return datetime.combine(day, time.min, tzinfo=timezone.utc)
+
+
+#: Before any event was stored (every ``after`` is later).
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 class Counters(Tenants):
@@ -106,9 +111,9 @@ class Counters(Tenants):
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
-        # records whose last read found many events after their cutoff: their tally then,
-        # and their newest event (see _tally_due)
-        self._due: dict[str, tuple[Tally | None, datetime]] = {}
+        # records whose last read found many events after their cutoff, with their tally
+        # then (see _tally_due)
+        self._due: dict[str, Tally | None] = {}
         self._due_lock = threading.Lock()
 
     def _counts(
@@ -122,13 +127,12 @@ class Counters(Tenants):
             for rid, totals in self._aggregate(_after_cutoffs(chunk, tallies), 4 * len(chunk)):
                 after[rid].update(totals)
         out: dict[str, Counts] = {}
-        due: dict[str, tuple[Tally | None, datetime]] = {}
+        due: dict[str, Tally | None] = {}
         for rid in ids:
             tally = tallies.get(rid)
             events = after.get(rid, {})
-            times = [at for _, at in events.values() if at is not None]
-            if times and sum(n for n, _ in events.values()) >= TALLY_AFTER:
-                due[rid] = (tally, max(times))
+            if sum(n for n, _ in events.values()) >= TALLY_AFTER:
+                due[rid] = tally
             totals = _added(tally.totals if tally is not None else {}, events)
             if totals:
                 out[rid] = _as_counts(totals)
@@ -137,6 +141,11 @@ class Counters(Tenants):
                 if len(self._due) < _DUE_KEPT:
                     self._due.update(due)
         return out
+
+    def _stored_at(self) -> datetime:
+        """When an event written now is stored: this machine's wall clock, in UTC (not the
+        caller's clock, which may be a test's or replay history)."""
+        return datetime.now(timezone.utc)
 
     def _aggregate(self, where: Any, groups: int) -> list[tuple[str, Totals]]:
         """Per record, the count and latest time of each field among the events ``where``
@@ -167,22 +176,22 @@ class Counters(Tenants):
         its old tally plus its events up to the new cutoff (see the module's docstring)."""
         with self._due_lock:
             due = [(rid, self._due.pop(rid)) for rid in list(self._due)[:TALLIES_PER_WRITE]]
-        for rid, (old, newest) in due:
+        for rid, old in due:
             try:
-                self._tally(rid, old, newest)
+                self._tally(rid, old)
             except StoreError:
                 # the counts are right without a tally (it only bounds their reading), and
                 # the counter write that called this has landed: failing it now would have
                 # it sent again and counted twice. The next read finds the record due again.
                 continue
 
-    def _tally(self, rid: str, old: Tally | None, newest: datetime) -> None:
-        to = cutoff(newest)
+    def _tally(self, rid: str, old: Tally | None) -> None:
+        to = cutoff(self._stored_at())
         if old is not None and to <= old.to:
             return
         events = self._events_between(rid, None if old is None else old.to, to)
         if events is None:
-            return  # some events after the cutoff carry no range time yet
+            return  # an event stored before ``after`` existed: the range cannot place it
         location = self._locate([rid]).get(rid)
         if location is None or location[0] not in S.RECORD_SPECS:
             return  # deleted since it was read
@@ -197,20 +206,21 @@ class Counters(Tenants):
         )
 
     def _events_between(self, rid: str, start: datetime | None, to: datetime) -> Totals | None:
-        """The totals of ``rid``'s events after ``start`` (if given) up to ``to``; None when
-        an event after ``to`` lacks the range time a read after ``to`` would look for."""
+        """The totals of ``rid``'s events stored after ``start`` (or ever) up to ``to``;
+        None, for a first tally, when some of its events carry no ``after``."""
         from weaviate.classes.query import Filter
 
         def total(where: Any) -> int:
             return sum(n for _, t in self._aggregate(where, len(FIELDS)) for n, _ in t.values())
 
         mine = Filter.by_property("record_id").equal(rid)
-        later = mine & Filter.by_property("at").greater_than(to)
-        if total(later) != total(mine & Filter.by_property(S.AFTER).greater_than(to)):
+        stored = Filter.by_property(S.AFTER)
+        # (an event written between the two counts only makes them differ: no tally then)
+        if start is None and total(mine & stored.greater_than(_EPOCH)) != total(mine):
             return None
-        where = mine & Filter.by_property("at").less_or_equal(to)
+        where = mine & stored.less_or_equal(to)
         if start is not None:
-            where = where & Filter.by_property("at").greater_than(start)
+            where = where & stored.greater_than(start)
         events: Totals = {}
         for _, totals in self._aggregate(where, len(FIELDS)):
             events.update(totals)

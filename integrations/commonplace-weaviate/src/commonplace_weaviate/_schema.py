@@ -139,12 +139,13 @@ COUNTER = Spec(
         # set by schema 2 and later, whose uses the core logs in the ledger (the upgrade
         # from schema 1 copies the "used" events that lack it into the ledger)
         Prop("ledger", BOOL),
-        # ``at`` again, indexed for ranges: what a read after a tally's cutoff asks for
-        # (events written before it was declared lack it; see _counters)
+        # when the event was stored (the writer's wall clock), indexed for ranges: what a
+        # read after a tally's cutoff asks for (events stored before it was declared lack
+        # it; see _counters)
         Prop("after", DATE, filterable=False, rangeable=True),
     ),
 )
-#: The range-indexed time of a counter event.
+#: When a counter event was stored, indexed for ranges.
 AFTER = "after"
 SOURCE = Spec("Source", (Prop("record_id", TEXT), Prop("source_id", TEXT)))
 LINK = Spec(
