@@ -53,7 +53,7 @@ from ._url import Settings
 FIELDS = ("access", "used", "ignored", "seen")
 #: A record read with at least this many events after its tally's cutoff gets a new tally.
 TALLY_AFTER = 128
-#: How far behind a record's newest event a tally's cutoff stays, at least.
+#: How far behind the wall clock a tally's cutoff stays, at least.
 TALLY_MARGIN = timedelta(days=1)
 _DUE_KEPT = 1_000  # records waiting for a tally, at most (the rest wait for their next read)
 #: Tallies made by one counter write, at most (a long listing can find many records due:
@@ -65,7 +65,8 @@ Totals = dict[str, tuple[int, datetime | None]]  # field -> (count, latest time)
 
 @dataclass(frozen=True)
 class Tally:
-    """A record's event totals up to ``to`` (every event at or before it)."""
+    """A record's event totals (count and latest ``at`` per field) up to ``to``: every event
+    stored at or before it."""
 
     to: datetime
     totals: Mapping[str, tuple[int, datetime | None]] = field(default_factory=dict)
