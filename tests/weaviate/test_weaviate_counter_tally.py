@@ -263,6 +263,16 @@ def test_a_record_with_an_event_of_an_older_version_is_not_tallied(
     assert _tally(backend, rid) is None
     record = _read(backend, rid)
     assert (record.access_count, record.last_access) == (len(times) + 2, last)
+    # and it is not tried again: the next counter write aggregates none of its events
+    spent = _aggregated_by(backend, lambda: _read(backend, rid))  # the read alone
+    calls: list[object] = []
+    inner = backend._aggregate
+    backend._aggregate = lambda *a: calls.append(a) or inner(*a)  # type: ignore[method-assign]
+    try:
+        _access(backend, rid, [last + SPREAD])
+    finally:
+        del backend._aggregate
+    assert spent == len(times) + 2 and calls == []
 
 
 def test_a_tally_that_cannot_be_read_is_ignored(backend: WeaviateBackend) -> None:

@@ -71,6 +71,7 @@ from commonplace.stores import COUNTERS, LedgerEntry, TurnWrite
 from . import _schema as S
 from ._batch import Batches
 from ._connection import MIN_SERVER_VERSION, _connect, chunks, drop_store, wipe_store
+from ._counters import SEEN
 from ._forget import Forgetting
 from ._ledger import WeaviateLedger
 from ._mapping import (
@@ -343,7 +344,7 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
         # a repeated statement is fresh again, but frequency is earned by use, never by a
         # merge: a "seen" event moves the last access without counting one
         self._put_events(
-            [(target, "seen", episode.at)], ids=[object_uuid("merge", target, episode.id)]
+            [(target, SEEN, episode.at)], ids=[object_uuid("merge", target, episode.id)]
         )
         # "merged" (set, never cleared) tells readers to look for Source edges as well
         changes: dict[str, Any] = {"merged": True}
@@ -415,7 +416,7 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
                     "record_id": rid,
                     "field": field,
                     "at": as_utc(at),
-                    "after": stored,  # when it is stored, not when it happened
+                    S.AFTER: stored,  # when it is stored, not when it happened
                     "ledger": True,  # the core logs the use in the ledger (see _upgrade)
                 },
             )

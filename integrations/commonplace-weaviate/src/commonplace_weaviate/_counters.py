@@ -42,15 +42,20 @@ from functools import partial
 from typing import Any
 
 from commonplace.errors import StoreError
+from commonplace.stores import COUNTERS
 
 from . import _schema as S
 from ._connection import chunks
-from ._mapping import Counts, as_utc, object_uuid, parse_date
+from ._mapping import EPOCH, Counts, as_utc, object_uuid, parse_date
 from ._tenants import Tenants
 from ._url import Settings
 
-#: The event fields, as ``update_records`` and merges write them.
-FIELDS = ("access", "used", "ignored", "seen")
+#: The event a merge writes: it moves the last access without counting one.
+SEEN = "seen"
+#: The event fields: the counters ``update_records`` writes, and ``SEEN``.
+FIELDS = (*COUNTERS, SEEN)
+#: The fields whose events move a record's last access.
+_LAST_ACCESS = ("access", "used", SEEN)
 #: A record read with at least this many events after its tally's cutoff gets a new tally.
 TALLY_AFTER = 128
 #: How far behind the wall clock a tally's cutoff stays, at least.
@@ -103,10 +108,6 @@ def cutoff(now: datetime) -> datetime:
     return datetime.combine(day, time.min, tzinfo=timezone.utc)
 
 
-#: Before any event was stored (every ``after`` is later).
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
 class Counters(Tenants):
     """Reading the counter events of records (with their tallies), and tallying them."""
 
@@ -115,6 +116,9 @@ class Counters(Tenants):
         # records whose last read found many events after their cutoff, with their tally
         # then (see _tally_due)
         self._due: dict[str, Tally | None] = {}
+        # records found with events stored before ``after`` existed: never tallied, so not
+        # made due again (each attempt aggregates every event they have)
+        self._untallied: set[str] = set()
         self._due_lock = threading.Lock()
 
     def _counts(
@@ -132,7 +136,7 @@ class Counters(Tenants):
         for rid in ids:
             tally = tallies.get(rid)
             events = after.get(rid, {})
-            if sum(n for n, _ in events.values()) >= TALLY_AFTER:
+            if sum(n for n, _ in events.values()) >= TALLY_AFTER and rid not in self._untallied:
                 due[rid] = tally
             totals = _added(tally.totals if tally is not None else {}, events)
             if totals:
@@ -190,9 +194,16 @@ class Counters(Tenants):
         to = cutoff(self._stored_at())
         if old is not None and to <= old.to:
             return
+        if old is None:  # a first tally: every event must carry ``after`` to be placed
+            placeable = self._placeable(rid)
+            if not placeable:
+                if placeable is False:
+                    with self._due_lock:
+                        if len(self._untallied) >= _DUE_KEPT * 10:
+                            self._untallied.clear()
+                        self._untallied.add(rid)
+                return
         events = self._events_between(rid, None if old is None else old.to, to)
-        if events is None:
-            return  # an event stored before ``after`` existed: the range cannot place it
         location = self._locate([rid]).get(rid)
         if location is None or location[0] not in S.RECORD_SPECS:
             return  # deleted since it was read
@@ -206,20 +217,28 @@ class Counters(Tenants):
             "write a record's counter tally",
         )
 
-    def _events_between(self, rid: str, start: datetime | None, to: datetime) -> Totals | None:
-        """The totals of ``rid``'s events stored after ``start`` (or ever) up to ``to``;
-        None, for a first tally, when some of its events carry no ``after``."""
+    def _placeable(self, rid: str) -> bool | None:
+        """Whether every event of ``rid`` carries ``after`` (False: some were stored by an
+        earlier version), or None when an event written meanwhile leaves it open."""
         from weaviate.classes.query import Filter
 
         def total(where: Any) -> int:
             return sum(n for _, t in self._aggregate(where, len(FIELDS)) for n, _ in t.values())
 
         mine = Filter.by_property("record_id").equal(rid)
+        every = total(mine)
+        # counted second: an event written in between only adds to it
+        stamped = total(mine & Filter.by_property(S.AFTER).greater_than(EPOCH))
+        if stamped == every:
+            return True
+        return False if stamped < every else None
+
+    def _events_between(self, rid: str, start: datetime | None, to: datetime) -> Totals:
+        """The totals of ``rid``'s events stored after ``start`` (or ever) up to ``to``."""
+        from weaviate.classes.query import Filter
+
         stored = Filter.by_property(S.AFTER)
-        # (an event written between the two counts only makes them differ: no tally then)
-        if start is None and total(mine & stored.greater_than(_EPOCH)) != total(mine):
-            return None
-        where = mine & stored.less_or_equal(to)
+        where = Filter.by_property("record_id").equal(rid) & stored.less_or_equal(to)
         if start is not None:
             where = where & stored.greater_than(start)
         events: Totals = {}
@@ -257,7 +276,7 @@ def _added(base: Mapping[str, tuple[int, datetime | None]], more: Totals) -> Tot
 
 
 def _as_counts(totals: Totals) -> Counts:
-    lasts = [at for f in ("access", "used", "seen") for at in [totals.get(f, (0, None))[1]] if at]
+    lasts = [at for f, (_, at) in totals.items() if f in _LAST_ACCESS and at is not None]
     return Counts(
         access=totals.get("access", (0, None))[0],
         used=totals.get("used", (0, None))[0],

@@ -86,6 +86,10 @@ class Sequencer:
             return self._last
 
 
+#: Before anything was stored (the default for times an object lacks).
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
 def as_utc(when: datetime) -> datetime:
     """An aware UTC datetime; naive ones are taken to be UTC (as commonplace does)."""
     if when.tzinfo is None:

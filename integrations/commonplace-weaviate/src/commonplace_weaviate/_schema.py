@@ -129,6 +129,8 @@ LOCATOR = Spec(
     ),
 )
 TENANT = Spec("Tenant", (Prop("tenant", TEXT), Prop("collection", TEXT), *_scope_props()))
+#: When a counter event was stored, indexed for ranges (see _counters).
+AFTER = "after"
 COUNTER = Spec(
     "Counter",
     (
@@ -142,11 +144,9 @@ COUNTER = Spec(
         # when the event was stored (the writer's wall clock), indexed for ranges: what a
         # read after a tally's cutoff asks for (events stored before it was declared lack
         # it; see _counters)
-        Prop("after", DATE, filterable=False, rangeable=True),
+        Prop(AFTER, DATE, filterable=False, rangeable=True),
     ),
 )
-#: When a counter event was stored, indexed for ranges.
-AFTER = "after"
 SOURCE = Spec("Source", (Prop("record_id", TEXT), Prop("source_id", TEXT)))
 LINK = Spec(
     "Link",

@@ -31,7 +31,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime
 from functools import partial
 from typing import Any, cast
 
@@ -49,6 +49,7 @@ from commonplace.stores import (
 from . import _schema as S
 from ._errors import translate
 from ._ledger import WeaviateLedger, seq_at
+from ._mapping import EPOCH as _EPOCH
 from ._mapping import parse_date, scope_of
 from ._tenants import Tenants
 
@@ -56,7 +57,6 @@ FORGOTTEN = LedgerKind.FORGOTTEN.value
 
 _WRITER = "upgrade-v1"  # the writer token of the copies (see WeaviateLedger.put)
 _BATCH = 1_000
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 Item = tuple[LedgerEntry, int]  # an entry and its seq
 
