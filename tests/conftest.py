@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
@@ -64,6 +65,26 @@ class TerminalStream(io.StringIO):
             if last:
                 found.append((last.group(1), int(last.group(2)), int(last.group(3))))
         return found
+
+
+@pytest.fixture
+def old_sqlite_file() -> Callable[[Path, int], sqlite3.Connection]:
+    """A SQLite store file at an older schema version, made by that version's own
+    migrations; returns an autocommit connection to put rows in it by hand (close it
+    before opening the store)."""
+    from commonplace.stores._sqlite_schema import APPLICATION_ID, MIGRATIONS
+
+    def make(path: Path, version: int) -> sqlite3.Connection:
+        db = sqlite3.connect(path, isolation_level=None)
+        db.execute("BEGIN")
+        for migrate in MIGRATIONS[:version]:
+            migrate(db)
+        db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        db.execute(f"PRAGMA user_version = {version}")
+        db.execute("COMMIT")
+        return db
+
+    return make
 
 
 @pytest.fixture

@@ -147,8 +147,13 @@ def test_forget_scope_removes_everything_of_a_user_and_nothing_else(
         "SELECT count(*) FROM provenance p LEFT JOIN records r "
         "ON r.id = p.record_id WHERE r.id IS NULL"
     ).fetchone() == (0,)
+    # a link names its ends by number (link_ends): no end, and no link, is left of ana's
     assert db.execute(
-        "SELECT count(*) FROM links l LEFT JOIN records r ON r.id = l.a WHERE r.id IS NULL"
+        "SELECT count(*) FROM link_ends e LEFT JOIN records r ON r.id = e.id WHERE r.id IS NULL"
+    ).fetchone() == (0,)
+    assert db.execute(
+        "SELECT count(*) FROM links l LEFT JOIN link_ends e ON e.n IN (l.a, l.b) "
+        "LEFT JOIN records r ON r.id = e.id WHERE r.id IS NULL"
     ).fetchone() == (0,)
     assert memory.count(Kind.NOTE, scope="bob") == 5
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -138,9 +139,17 @@ def test_a_version_3_store_is_migrated_with_its_counts(tmp_path: Path) -> None:
     for trigger in ("record_counts_insert", "record_counts_delete", "record_counts_update"):
         db.execute(f"DROP TRIGGER {trigger}")
     db.execute("DROP TABLE record_counts")
+    # and links named by their ends' ids, as before v5 (this store has none)
+    db.execute("DROP TABLE links")
+    db.execute("DROP TABLE link_ends")
+    db.execute(
+        "CREATE TABLE links (a TEXT NOT NULL, b TEXT NOT NULL, kind TEXT NOT NULL, "
+        "weight REAL NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (a, b, kind)) WITHOUT ROWID"
+    )
+    db.execute("CREATE INDEX links_b ON links (b)")
     db.execute("PRAGMA user_version = 3")
     db.close()
-    assert len(MIGRATIONS) == SCHEMA_VERSION == 4
+    assert len(MIGRATIONS) == SCHEMA_VERSION == 5
     with SQLiteBackend(path) as backend:
         assert backend.count(Scope(user="ana"), Kind.NOTE) == 4
         assert backend.count(SCOPES[0], Kind.NOTE) == 4  # a user's scope holds its threads
@@ -155,16 +164,12 @@ def test_a_version_3_store_is_migrated_with_its_counts(tmp_path: Path) -> None:
     assert check.execute("PRAGMA application_id").fetchone() == (APPLICATION_ID,)
 
 
-def test_a_store_built_by_the_v3_migrations_is_upgraded(tmp_path: Path) -> None:
+def test_a_store_built_by_the_v3_migrations_is_upgraded(
+    tmp_path: Path, old_sqlite_file: Callable[[Path, int], sqlite3.Connection]
+) -> None:
     """The old format made by the old migrations themselves, rows inserted by hand."""
     path = tmp_path / "old.db"
-    db = sqlite3.connect(path, isolation_level=None)
-    db.execute("BEGIN")
-    for migrate in MIGRATIONS[:3]:
-        migrate(db)
-    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    db.execute("PRAGMA user_version = 3")
-    db.execute("COMMIT")
+    db = old_sqlite_file(path, 3)
     for i, (user, status) in enumerate(
         [("ana", "active"), ("ana", "active"), ("ana", "invalid"), ("cy", "active")]
     ):

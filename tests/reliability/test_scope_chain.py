@@ -59,6 +59,13 @@ def scopes() -> st.SearchStrategy[Scope]:
     )
 
 
+# a link names its ends by number; these are their ids
+LINKS = (
+    "SELECT ea.id, eb.id, l.kind, l.weight FROM links AS l "
+    "JOIN link_ends AS ea ON ea.n = l.a JOIN link_ends AS eb ON eb.n = l.b"
+)
+
+
 def _rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Records, links, cards and conflicts, each row with the scope it belongs to."""
     db = sqlite3.connect(path)
@@ -73,13 +80,9 @@ def _rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
         return {
             "records": [(scope_of[r[0]], r) for r in records],
             "links": [
-                (scope_of.get(a), (a, b, kind, weight))
-                for a, b, kind, weight in db.execute("SELECT a, b, kind, weight FROM links")
+                (scope_of.get(a), (a, b, kind, weight)) for a, b, kind, weight in db.execute(LINKS)
             ]
-            + [
-                (scope_of.get(b), (a, b, kind, weight))
-                for a, b, kind, weight in db.execute("SELECT a, b, kind, weight FROM links")
-            ],
+            + [(scope_of.get(b), (a, b, kind, weight)) for a, b, kind, weight in db.execute(LINKS)],
             "cards": [
                 (scope_from_parts(u, a, t), (u, a, t, kind, text, data))
                 for u, a, t, kind, text, data in db.execute(

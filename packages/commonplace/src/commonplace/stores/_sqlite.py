@@ -31,7 +31,7 @@ from ..embedders import Vectors
 from ..errors import InvalidInputError
 from ._protocol import Hit, LedgerEntry, RecordQuery, TurnWrite
 from ._sqlite_ledger import SQLiteLedger
-from ._sqlite_links import SQLiteLinks
+from ._sqlite_links import SQLiteLinks, delete_links_of
 from ._sqlite_rows import (
     ENTITY_SEPARATOR,
     EPISODE_COLUMNS,
@@ -653,7 +653,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
             q = marks(len(ids))
             db.execute(f"DELETE FROM records WHERE id IN ({q})", ids)
             db.execute(f"DELETE FROM provenance WHERE record_id IN ({q})", ids)
-            db.execute(f"DELETE FROM links WHERE a IN ({q}) OR b IN ({q})", ids + ids)
+            delete_links_of(db, ids)
             removed.extend(ids)
             if self._index is not None:
                 self._index.discard({seq for seq, _ in found}, erase=erase)

@@ -268,5 +268,31 @@ def _v4(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4)
+_V5 = (
+    # links name their ends by number, in the order ids are first linked (_sqlite_links)
+    "CREATE TABLE link_ends (n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE)",
+    # numbered in the records' order, as a store built at v5 numbers them
+    """INSERT INTO link_ends (id)
+    SELECT e.id FROM (SELECT a AS id FROM links UNION SELECT b FROM links) AS e
+    LEFT JOIN records AS r ON r.id = e.id ORDER BY r.seq IS NULL, r.seq, e.id""",
+    "ALTER TABLE links RENAME TO links_v4",
+    """CREATE TABLE links (
+        a INTEGER NOT NULL, b INTEGER NOT NULL, kind TEXT NOT NULL,
+        weight REAL NOT NULL, updated_at REAL NOT NULL,
+        PRIMARY KEY (a, b, kind)
+    ) WITHOUT ROWID""",
+    """INSERT INTO links (a, b, kind, weight, updated_at)
+    SELECT ea.n, eb.n, old.kind, old.weight, old.updated_at FROM links_v4 AS old
+    JOIN link_ends AS ea ON ea.id = old.a JOIN link_ends AS eb ON eb.id = old.b""",
+    "DROP TABLE links_v4",
+    "CREATE INDEX links_b ON links (b)",
+)
+
+
+def _v5(db: sqlite3.Connection) -> None:
+    for statement in _V5:
+        db.execute(statement)
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5)
 SCHEMA_VERSION = len(MIGRATIONS)
