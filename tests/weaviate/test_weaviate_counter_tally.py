@@ -226,19 +226,10 @@ def test_two_clients_that_tally_one_record_both_leave_the_right_counts(
         other.close()
 
 
-def test_a_record_with_an_event_of_an_older_version_is_not_tallied(
-    backend: WeaviateBackend,
-) -> None:
-    """An older version's events carry no time of storing: a range cannot tell on which side
-    of a cutoff they are, so a record with one is read from every event."""
+def _old_version_access(backend: WeaviateBackend, rid: str, times: list[datetime]) -> None:
+    """Access events as an older version inserted them: with no ``after``."""
     from weaviate.classes.data import DataObject
 
-    rid = _one_note(backend)
-    times = _times(T0, TALLY_AFTER + 40)
-    with _stored(backend, DAYS_AGO):
-        _access(backend, rid, times)
-    # as an older writer inserts them: no "after"
-    late = times[-1] + timedelta(hours=1)
     backend._insert(
         S.COUNTER,
         None,
@@ -249,30 +240,83 @@ def test_a_record_with_an_event_of_an_older_version_is_not_tallied(
                     "key": f"access:{rid}",
                     "record_id": rid,
                     "field": "access",
-                    "at": late,
+                    "at": at,
                     "ledger": True,
                 },
             )
+            for at in times
         ],
         "counter events",
         [f"access:{rid}"],
     )
+
+
+def test_a_record_with_events_of_an_older_version_is_tallied_with_them(
+    backend: WeaviateBackend,
+) -> None:
+    """An older version's events carry no time of storing, so no range finds them: the first
+    tally counts them as all events less those stored after its cutoff."""
+    rid = _one_note(backend)
+    times = _times(T0, TALLY_AFTER + 40)
+    with _stored(backend, DAYS_AGO):
+        _access(backend, rid, times)
+    # the newest access of all is an old one, so the tally must carry its time
+    old = [times[-1] + timedelta(hours=10 + i) for i in range(3)]
+    _old_version_access(backend, rid, old)
     _read(backend, rid)
-    last = late + SPREAD
+    last = times[-1] + SPREAD  # stored now, after the cutoff, though its own time is older
     _access(backend, rid, [last])
-    assert _tally(backend, rid) is None
+    tally = _tally(backend, rid)
+    assert tally is not None
+    assert tally.totals["access"][0] == len(times) + len(old)
     record = _read(backend, rid)
-    assert (record.access_count, record.last_access) == (len(times) + 2, last)
-    # and it is not tried again: the next counter write aggregates none of its events
-    spent = _aggregated_by(backend, lambda: _read(backend, rid))  # the read alone
-    calls: list[object] = []
+    assert (record.access_count, record.last_access) == (len(times) + len(old) + 1, old[-1])
+    # and from now on a read aggregates only the events stored after the cutoff
+    assert _aggregated_by(backend, lambda: _read(backend, rid)) == 1
+    _access(backend, rid, [old[-1] + SPREAD])
+    record = _read(backend, rid)
+    assert (record.access_count, record.last_access) == (
+        len(times) + len(old) + 2,
+        old[-1] + SPREAD,
+    )
+
+
+def test_an_event_stored_while_a_first_tally_counts_puts_it_off(
+    backend: WeaviateBackend,
+) -> None:
+    """The first tally of a record with an older version's events counts every event, then
+    those after the cutoff: an event stored in between must not be counted twice."""
+    rid = _one_note(backend)
+    times = _times(T0, TALLY_AFTER + 40)
+    with _stored(backend, DAYS_AGO):
+        _access(backend, rid, times)
+    _old_version_access(backend, rid, [times[-1] + SPREAD])
+    _read(backend, rid)
     inner = backend._aggregate
-    backend._aggregate = lambda *a: calls.append(a) or inner(*a)  # type: ignore[method-assign]
+    calls: list[object] = []
+    racing = times[-1] + 2 * SPREAD
+
+    def racy(where: Any, groups: int) -> Any:
+        calls.append(where)
+        if len(calls) == 2:  # another client counts an access just then
+            del backend._aggregate
+            _access(backend, rid, [racing])
+            backend._aggregate = racy  # type: ignore[method-assign]
+        return inner(where, groups)
+
+    backend._aggregate = racy  # type: ignore[method-assign]
     try:
-        _access(backend, rid, [last + SPREAD])
+        _access(backend, rid, [racing + SPREAD])
     finally:
         del backend._aggregate
-    assert spent == len(times) + 2 and calls == []
+    assert len(calls) >= 4  # the tally was tried, and found the count moved
+    assert _tally(backend, rid) is None
+    record = _read(backend, rid)  # which finds it due again
+    assert record.access_count == len(times) + 3
+    _access(backend, rid, [racing + 2 * SPREAD])
+    assert _tally(backend, rid) is not None
+    record = _read(backend, rid)
+    assert (record.access_count, record.last_access) == (len(times) + 4, racing + 2 * SPREAD)
 
 
 def test_a_tally_that_cannot_be_read_is_ignored(backend: WeaviateBackend) -> None:

@@ -24,10 +24,13 @@ A tally is made when a counter is written (``update_records``) for the records w
 read found many events after their cutoff, a few at a time. Its cutoff is the last UTC
 midnight at least a day before the wall clock: a write in flight, or a writer whose clock
 is behind, must still store its events after it; and records tallied on the same day share
-their cutoff, so a read asks for few ranges. A record with an event stored before
-``after`` existed (by an earlier version) is not tallied, since the range cannot tell when
-that event came; and clients of an older version must be stopped, as for any upgrade:
-their events would carry no ``after`` and be missed once a record is tallied.
+their cutoff, so a read asks for few ranges.
+
+Events stored by an earlier version carry no ``after``, and no range finds them. A first
+tally therefore counts a record's events as all of them less those stored after the cutoff,
+which takes in the old ones too, and checks that no event was stored while it counted.
+Clients of an older version must be stopped, as for any upgrade: their new events would
+carry no ``after`` and be missed once a record is tallied.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from commonplace.stores import COUNTERS
 
 from . import _schema as S
 from ._connection import chunks
-from ._mapping import EPOCH, Counts, as_utc, object_uuid, parse_date
+from ._mapping import Counts, as_utc, object_uuid, parse_date
 from ._tenants import Tenants
 from ._url import Settings
 
@@ -116,9 +119,6 @@ class Counters(Tenants):
         # records whose last read found many events after their cutoff, with their tally
         # then (see _tally_due)
         self._due: dict[str, Tally | None] = {}
-        # records found with events stored before ``after`` existed: never tallied, so not
-        # made due again (each attempt aggregates every event they have)
-        self._untallied: set[str] = set()
         self._due_lock = threading.Lock()
 
     def _counts(
@@ -136,7 +136,7 @@ class Counters(Tenants):
         for rid in ids:
             tally = tallies.get(rid)
             events = after.get(rid, {})
-            if sum(n for n, _ in events.values()) >= TALLY_AFTER and rid not in self._untallied:
+            if sum(n for n, _ in events.values()) >= TALLY_AFTER:
                 due[rid] = tally
             totals = _added(tally.totals if tally is not None else {}, events)
             if totals:
@@ -194,16 +194,12 @@ class Counters(Tenants):
         to = cutoff(self._stored_at())
         if old is not None and to <= old.to:
             return
-        if old is None:  # a first tally: every event must carry ``after`` to be placed
-            placeable = self._placeable(rid)
-            if not placeable:
-                if placeable is False:
-                    with self._due_lock:
-                        if len(self._untallied) >= _DUE_KEPT * 10:
-                            self._untallied.clear()
-                        self._untallied.add(rid)
-                return
-        events = self._events_between(rid, None if old is None else old.to, to)
+        if old is None:
+            events = self._first_totals(rid, to)
+            if events is None:
+                return  # an event was stored while it was counted: a later write tallies it
+        else:
+            events = self._events_between(rid, old.to, to)
         location = self._locate([rid]).get(rid)
         if location is None or location[0] not in S.RECORD_SPECS:
             return  # deleted since it was read
@@ -217,21 +213,40 @@ class Counters(Tenants):
             "write a record's counter tally",
         )
 
-    def _placeable(self, rid: str) -> bool | None:
-        """Whether every event of ``rid`` carries ``after`` (False: some were stored by an
-        earlier version), or None when an event written meanwhile leaves it open."""
+    def _first_totals(self, rid: str, to: datetime) -> Totals | None:
+        """The totals a first tally of ``rid`` up to ``to`` holds: its events stored by then,
+        and those stored by an earlier version, which carry no ``after``; None when an event
+        was stored while they were counted.
+
+        No filter selects an event without ``after``, so they are counted as every event
+        less those stored after ``to``. An event stored now is stored after ``to``, so an
+        unchanged count of those, before and after, shows that none came in between. An old
+        event's time cannot be told apart from the others', so a record that has one takes
+        the latest time of all its events: once the events after the cutoff are added at a
+        read, that is the latest time all the same.
+        """
         from weaviate.classes.query import Filter
 
-        def total(where: Any) -> int:
-            return sum(n for _, t in self._aggregate(where, len(FIELDS)) for n, _ in t.values())
-
         mine = Filter.by_property("record_id").equal(rid)
-        every = total(mine)
-        # counted second: an event written in between only adds to it
-        stamped = total(mine & Filter.by_property(S.AFTER).greater_than(EPOCH))
-        if stamped == every:
-            return True
-        return False if stamped < every else None
+        later = mine & Filter.by_property(S.AFTER).greater_than(to)
+        since = self._totals(later)
+        every = self._totals(mine)
+        stamped = self._events_between(rid, None, to)
+        if _number(self._totals(later)) != _number(since):
+            return None
+        if _number(every) == _number(since) + _number(stamped):
+            return stamped  # no event of an earlier version: exactly the events up to ``to``
+        return {
+            name: (n - since.get(name, (0, None))[0], at)
+            for name, (n, at) in every.items()
+            if n > since.get(name, (0, None))[0]
+        }
+
+    def _totals(self, where: Any) -> Totals:
+        totals: Totals = {}
+        for _, found in self._aggregate(where, len(FIELDS)):
+            totals.update(found)
+        return totals
 
     def _events_between(self, rid: str, start: datetime | None, to: datetime) -> Totals:
         """The totals of ``rid``'s events stored after ``start`` (or ever) up to ``to``."""
@@ -241,10 +256,11 @@ class Counters(Tenants):
         where = Filter.by_property("record_id").equal(rid) & stored.less_or_equal(to)
         if start is not None:
             where = where & stored.greater_than(start)
-        events: Totals = {}
-        for _, totals in self._aggregate(where, len(FIELDS)):
-            events.update(totals)
-        return events
+        return self._totals(where)
+
+
+def _number(totals: Totals) -> int:
+    return sum(n for n, _ in totals.values())
 
 
 def _after_cutoffs(ids: Sequence[str], tallies: Mapping[str, Tally | None]) -> Any:
