@@ -145,7 +145,7 @@ def test_forget_scope_removes_everything_of_a_user_and_nothing_else(
     assert db.execute("SELECT count(*) FROM ledger WHERE kind = 'use'").fetchone() == (0,)
     assert db.execute(
         "SELECT count(*) FROM provenance p LEFT JOIN records r "
-        "ON r.id = p.record_id WHERE r.id IS NULL"
+        "ON r.seq = p.record_seq WHERE r.id IS NULL"
     ).fetchone() == (0,)
     # a link names its ends by number (link_ends): no end, and no link, is left of ana's
     assert db.execute(

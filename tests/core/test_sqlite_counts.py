@@ -147,9 +147,21 @@ def test_a_version_3_store_is_migrated_with_its_counts(tmp_path: Path) -> None:
         "weight REAL NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (a, b, kind)) WITHOUT ROWID"
     )
     db.execute("CREATE INDEX links_b ON links (b)")
+    # and sources named by their record's id, as before v6
+    db.execute("ALTER TABLE provenance RENAME TO provenance_v6")
+    db.execute(
+        "CREATE TABLE provenance (record_id TEXT NOT NULL, source_id TEXT NOT NULL, "
+        "PRIMARY KEY (record_id, source_id)) WITHOUT ROWID"
+    )
+    db.execute(
+        "INSERT INTO provenance SELECT r.id, p.source_id FROM provenance_v6 AS p "
+        "JOIN records AS r ON r.seq = p.record_seq"
+    )
+    db.execute("DROP TABLE provenance_v6")
+    db.execute("CREATE INDEX provenance_source ON provenance (source_id)")
     db.execute("PRAGMA user_version = 3")
     db.close()
-    assert len(MIGRATIONS) == SCHEMA_VERSION == 5
+    assert len(MIGRATIONS) == SCHEMA_VERSION == 6
     with SQLiteBackend(path) as backend:
         assert backend.count(Scope(user="ana"), Kind.NOTE) == 4
         assert backend.count(SCOPES[0], Kind.NOTE) == 4  # a user's scope holds its threads

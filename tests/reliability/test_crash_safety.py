@@ -51,7 +51,7 @@ def lost_acknowledgements(path: Path, acks: list[dict[str, Any]]) -> list[str]:
         orphans = db.execute(
             "SELECT r.id FROM records r WHERE r.kind = 'note' AND NOT EXISTS "
             "(SELECT 1 FROM provenance p JOIN episodes e ON e.id = p.source_id "
-            "WHERE p.record_id = r.id)"
+            "WHERE p.record_seq = r.seq)"
         ).fetchall()
     finally:
         db.close()

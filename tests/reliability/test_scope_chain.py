@@ -73,7 +73,7 @@ def _rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
         records = db.execute(
             "SELECT r.id, r.scope_user, r.scope_agent, r.scope_thread, r.text, r.status, "
             "r.superseded_by, r.tags, r.access_count, r.valid_to, "
-            "(SELECT group_concat(p.source_id) FROM provenance AS p WHERE p.record_id = r.id) "
+            "(SELECT group_concat(p.source_id) FROM provenance AS p WHERE p.record_seq = r.seq) "
             "FROM records AS r"
         ).fetchall()
         scope_of = {r[0]: scope_from_parts(r[1], r[2], r[3]) for r in records}

@@ -49,6 +49,17 @@ from ._sqlite_rows import (
 from ._sqlite_vectors import SQLiteVectors
 from ._vector_index import ANN_ROWS, VectorIndex
 
+
+def add_sources(db: sqlite3.Connection, pairs: Sequence[tuple[str, str]]) -> None:
+    """Provenance rows, each a (record id, source id) pair of a stored record: a row names
+    its record by seq (schema v6)."""
+    db.executemany(
+        "INSERT OR IGNORE INTO provenance (record_seq, source_id) "
+        "SELECT seq, ?2 FROM records WHERE id = ?1",
+        pairs,
+    )
+
+
 _COUNTER_SETS = {
     "access": "access_count = access_count + 1, last_access = max(last_access, ?)",
     "used": "used_count = used_count + 1, last_access = max(last_access, ?)",
@@ -115,9 +126,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                     sources += [(turn.note.id, source) for source in turn.note.provenance]
                 row += 1
             db.executemany(f"INSERT INTO records ({INSERT_COLUMNS}) VALUES ({marks(26)})", rows)
-            db.executemany(
-                "INSERT OR IGNORE INTO provenance (record_id, source_id) VALUES (?, ?)", sources
-            )
+            add_sources(db, sources)
             # what the new turns change among the stored records, turn by turn: a merge or
             # a supersession only ever names records stored before this batch, or the
             # turn's own note, inserted above
@@ -183,10 +192,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
     def _merge(
         self, db: sqlite3.Connection, target: str, episode_id: str, tags: Tags | None, at: datetime
     ) -> None:
-        db.execute(
-            "INSERT OR IGNORE INTO provenance (record_id, source_id) VALUES (?, ?)",
-            (target, episode_id),
-        )
+        add_sources(db, [(target, episode_id)])
         # fresh again, but frequency is earned by use, never by a merge
         db.execute(
             "UPDATE records SET "
@@ -222,7 +228,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                     ).fetchone()
                     if old is not None:
                         db.execute("DELETE FROM records WHERE id = ?", (record.id,))
-                        db.execute("DELETE FROM provenance WHERE record_id = ?", (record.id,))
+                        db.execute("DELETE FROM provenance WHERE record_seq = ?", (old[0],))
                         if self._index is not None:
                             self._index.discard({old[0]})
                 try:
@@ -238,10 +244,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
             f"INSERT INTO records ({INSERT_COLUMNS}) VALUES ({marks(26)})",
             (*record_values(record), np.asarray(vector, np.float32).tobytes()),
         )
-        db.executemany(
-            "INSERT OR IGNORE INTO provenance (record_id, source_id) VALUES (?, ?)",
-            [(record.id, source) for source in record.provenance],
-        )
+        add_sources(db, [(record.id, source) for source in record.provenance])
 
     def get_episodes(self, episode_ids: Collection[str]) -> list[Episode]:
         out: list[Episode] = []
@@ -652,7 +655,9 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
             ids = [rid for _, rid in found]
             q = marks(len(ids))
             db.execute(f"DELETE FROM records WHERE id IN ({q})", ids)
-            db.execute(f"DELETE FROM provenance WHERE record_id IN ({q})", ids)
+            db.execute(
+                f"DELETE FROM provenance WHERE record_seq IN ({q})", [seq for seq, _ in found]
+            )
             delete_links_of(db, ids)
             removed.extend(ids)
             if self._index is not None:
@@ -698,7 +703,7 @@ def _record_filter(query: RecordQuery) -> tuple[str, tuple[Any, ...]]:
     if query.sources is not None:
         sources = list(query.sources)
         clauses.append(
-            f"id IN (SELECT record_id FROM provenance WHERE source_id IN ({marks(len(sources))}))"
+            f"seq IN (SELECT record_seq FROM provenance WHERE source_id IN ({marks(len(sources))}))"
         )
         params += sources
     return " AND ".join(clauses), tuple(params)

@@ -278,15 +278,15 @@ class SQLiteConnection:
         return [made[row[0]] for row in rows]
 
     def _decode(self, db: sqlite3.Connection, rows: Sequence[Any]) -> list[Record]:
-        ids = [row[1] for row in rows]
+        id_of = {row[0]: row[1] for row in rows}
         sources: dict[str, list[str]] = {}
-        for chunk in chunks(ids):
-            for record_id, source_id in db.execute(
-                "SELECT record_id, source_id FROM provenance WHERE record_id IN "
+        for chunk in chunks(list(id_of)):
+            for seq, source_id in db.execute(
+                "SELECT record_seq, source_id FROM provenance WHERE record_seq IN "
                 f"({marks(len(chunk))}) ORDER BY source_id",
                 chunk,
             ):
-                sources.setdefault(record_id, []).append(source_id)
+                sources.setdefault(id_of[seq], []).append(source_id)
         return records_from_rows(rows, sources)
 
 

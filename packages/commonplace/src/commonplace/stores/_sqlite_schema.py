@@ -294,5 +294,28 @@ def _v5(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5)
+_V6 = (
+    # a record's sources name it by its seq (a replaced record gets a new seq, and its
+    # sources are written again): new notes' rows go to the end of the key, not to a random
+    # page of it, as the links' do since v5; the index by source stays
+    "ALTER TABLE provenance RENAME TO provenance_v5",
+    """CREATE TABLE provenance (
+        record_seq INTEGER NOT NULL,
+        source_id TEXT NOT NULL,
+        PRIMARY KEY (record_seq, source_id)
+    ) WITHOUT ROWID""",
+    """INSERT INTO provenance (record_seq, source_id)
+    SELECT r.seq, p.source_id FROM provenance_v5 AS p JOIN records AS r ON r.id = p.record_id
+    ORDER BY r.seq, p.source_id""",
+    "DROP TABLE provenance_v5",
+    "CREATE INDEX provenance_source ON provenance (source_id)",
+)
+
+
+def _v6(db: sqlite3.Connection) -> None:
+    for statement in _V6:
+        db.execute(statement)
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5, _v6)
 SCHEMA_VERSION = len(MIGRATIONS)
