@@ -58,6 +58,30 @@ def test_the_graph_finds_what_exact_search_finds() -> None:
     assert all(b[1] <= t[1] + 1e-5 for b, t in zip(best, truth) if b and t)
 
 
+def test_nearest_with_a_bound_keeps_only_the_bests_that_reach_it() -> None:
+    # a graph and a tail, with a removed tail row: the bound leaves out exactly the bests
+    # below it, and each best kept is the one found without a bound
+    x = _clustered(3000, 64, seed=3)
+    seqs = np.arange(1, len(x) + 1, dtype=np.int64)
+    index = VectorIndex(64, ann_rows=2000)
+    index.add(("u", "", ""), seqs[:2000], x[:2000])  # into the graph
+    index.add(("u", "", ""), seqs[2000:], x[2000:])  # the tail beside it
+    assert [len(ann) for _, ann in index.graphs()] == [2000]
+    index.discard({int(seqs[-1])})
+    near = x[[5, 2500, 2999]] + 0.02 * _clustered(3, 64, seed=4)  # one in the graph, two tail
+    near /= np.linalg.norm(near, axis=1, keepdims=True)
+    queries = np.vstack([near, _clustered(40, 64, seed=5)]).astype(np.float32)
+    scope = Scope(user="u")
+    free = index.nearest(scope, queries)
+    bound = 0.99
+    kept = index.nearest(scope, queries, min_similarity=bound)
+    assert [k is not None for k in kept] == [f is not None and f[1] >= bound for f in free]
+    assert [k for k in kept if k is not None] == [f for f in free if f and f[1] >= bound]
+    assert kept[0] is not None and kept[0][0] == 6 and kept[1] is not None
+    assert kept[1][0] == 2501 and kept[2] is None  # the removed row is never the answer
+    assert all(k is None for k in kept[3:])
+
+
 def _notes(memory: Memory, user: str, n: int, *, shift: int = 0) -> None:
     for i in range(n):
         topic = TOPICS[(i + shift) % len(TOPICS)]

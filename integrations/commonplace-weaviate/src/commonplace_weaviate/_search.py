@@ -267,8 +267,11 @@ class Search(RecordReads):
             for o, row in zip(found, self._rows(spec, tenant, found))
         ]
 
-    def nearest(self, scope: Scope, vectors: Vectors) -> list[tuple[str, float] | None]:
-        """For each row, the nearest active note visible in ``scope`` and its cosine."""
+    def nearest(
+        self, scope: Scope, vectors: Vectors, *, min_similarity: float | None = None
+    ) -> list[tuple[str, float] | None]:
+        """For each row, the nearest active note visible in ``scope`` and its cosine (None
+        below ``min_similarity``)."""
         from weaviate.classes.query import Filter, MetadataQuery
 
         matrix = np.asarray(vectors, np.float32)
@@ -310,4 +313,6 @@ class Search(RecordReads):
                 current = best[row]
                 if current is None or sim > current[1]:
                     best[row] = (rid, sim)
-        return best
+        if min_similarity is None:
+            return best
+        return [hit if hit is not None and hit[1] >= min_similarity else None for hit in best]

@@ -431,9 +431,13 @@ class Backend(Protocol):
 class NearestNotes(Protocol):
     """A faster nearest-note lookup for the write path (else: one search per row)."""
 
-    def nearest(self, scope: Scope, vectors: Vectors) -> list[tuple[str, float] | None]:
+    def nearest(
+        self, scope: Scope, vectors: Vectors, *, min_similarity: float | None = None
+    ) -> list[tuple[str, float] | None]:
         """For each row of ``vectors``, the id and cosine similarity of the nearest active
-        note visible in ``scope`` (None when there is none). One call per write batch."""
+        note visible in ``scope`` (None when there is none, or when it is less similar
+        than ``min_similarity``: the write path asks only for near copies, so a backend
+        need not look up what no caller keeps). One call per write batch."""
         ...
 
 

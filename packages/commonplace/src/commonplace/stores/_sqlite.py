@@ -497,12 +497,18 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
             kept.add(word)
         return [w for w in words if w in kept]
 
-    def nearest(self, scope: Scope, vectors: Vectors) -> list[tuple[str, float] | None]:
+    def nearest(
+        self, scope: Scope, vectors: Vectors, *, min_similarity: float | None = None
+    ) -> list[tuple[str, float] | None]:
         with self._reading() as db:
             index = self._catch_up(db)
             if index is None or len(vectors) == 0:
                 return [None] * len(vectors)
-            found = index.nearest(scope, np.asarray(vectors, np.float32))
+            # a vector less similar than the bound has no note worth naming: only the
+            # others' ids are read (a batch of new notes rarely has any near copy)
+            found = index.nearest(
+                scope, np.asarray(vectors, np.float32), min_similarity=min_similarity
+            )
             seqs = sorted({hit[0] for hit in found if hit is not None})
             ids: dict[int, str] = {}
             for chunk in chunks(seqs):
@@ -517,8 +523,10 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                 if hit is not None and hit[0] not in ids:
                     # the closest vector is not an active note: look further down the ranking
                     found[q] = self._nearest_note(db, index, scope, vectors[q], ids)
+        low = -np.inf if min_similarity is None else min_similarity
         return [
-            None if hit is None or hit[0] not in ids else (ids[hit[0]], hit[1]) for hit in found
+            None if hit is None or hit[0] not in ids or hit[1] < low else (ids[hit[0]], hit[1])
+            for hit in found
         ]
 
     def _nearest_note(

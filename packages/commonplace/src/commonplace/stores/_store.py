@@ -247,15 +247,22 @@ class Store:
     ) -> list[Hit]:
         return self.backend.search(scope, vector, text=text, limit=limit, kinds=kinds)
 
-    def nearest(self, scope: Scope, vectors: Vectors) -> list[tuple[str, float] | None]:
-        """For each row, the nearest active note visible in ``scope``, or None."""
+    def nearest(
+        self, scope: Scope, vectors: Vectors, *, min_similarity: float | None = None
+    ) -> list[tuple[str, float] | None]:
+        """For each row, the nearest active note visible in ``scope``, or None (also when
+        it is less similar than ``min_similarity``)."""
         if isinstance(self.backend, NearestNotes):
-            return self.backend.nearest(scope, vectors)
-        out: list[tuple[str, float] | None] = []
-        for row in np.asarray(vectors, np.float32).reshape(len(vectors), -1):
-            hits = self.backend.search(scope, row, text=None, limit=1, kinds=(Kind.NOTE,))
-            out.append((hits[0].record.id, hits[0].similarity) if hits else None)
-        return out
+            found = self.backend.nearest(scope, vectors, min_similarity=min_similarity)
+        else:
+            found = []
+            for row in np.asarray(vectors, np.float32).reshape(len(vectors), -1):
+                hits = self.backend.search(scope, row, text=None, limit=1, kinds=(Kind.NOTE,))
+                found.append((hits[0].record.id, hits[0].similarity) if hits else None)
+        if min_similarity is None:
+            return found
+        # held to the bound whatever the backend did with it
+        return [hit if hit is not None and hit[1] >= min_similarity else None for hit in found]
 
     # -- counters and updates -------------------------------------------------------------
 

@@ -169,14 +169,18 @@ class VectorIndex:
             rest = [seq for seq in rest if seq not in out]
         return out
 
-    def nearest(self, scope: Scope, queries: Vectors) -> list[tuple[int, float] | None]:
+    def nearest(
+        self, scope: Scope, queries: Vectors, *, min_similarity: float | None = None
+    ) -> list[tuple[int, float] | None]:
         """The best (seq, similarity) for each query row: one product per small block,
-        one batched graph search per large one."""
+        one batched graph search per large one. A best less similar than
+        ``min_similarity`` is None."""
         best: list[tuple[int, float] | None] = [None] * len(queries)
+        low = -np.inf if min_similarity is None else min_similarity
 
         def offer(q: int, seq: int, sim: float) -> None:
             current = best[q]
-            if sim != -np.inf and (current is None or sim > current[1]):
+            if sim != -np.inf and sim >= low and (current is None or sim > current[1]):
                 best[q] = (seq, sim)
 
         for parts, block in self._blocks.items():
@@ -193,11 +197,16 @@ class VectorIndex:
             if self._removed:
                 gone = np.isin(block.seqs[: block.size], list(self._removed))
                 tail[gone] = -np.inf
-            # the first row holding each column's maximum, as argmax gives it: argmax
-            # down the columns of a C-ordered matrix is several times slower than a
-            # max and a comparison (the vectors are finite, so the maximum is in it)
-            rows = np.argmax(tail == tail.max(axis=0), axis=0)
-            for q, row in enumerate(rows):
+            # the first row holding each column's maximum, as argmax gives it, for the
+            # columns whose maximum reaches the bound: argmax down the columns of a
+            # C-ordered matrix is several times slower than a max and a comparison (the
+            # vectors are finite, so the maximum is in it)
+            tops = tail.max(axis=0)
+            wanted = np.flatnonzero(tops >= low)
+            if len(wanted) == 0:
+                continue
+            rows = np.argmax(tail[:, wanted] == tops[wanted], axis=0)
+            for q, row in zip(wanted.tolist(), rows.tolist()):
                 offer(q, int(block.seqs[row]), float(tail[row, q]))
         return best
 

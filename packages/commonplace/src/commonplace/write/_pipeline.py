@@ -247,9 +247,10 @@ class WritePipeline:
         for i, note in enumerate(notes):
             by_scope.setdefault(note.scope, []).append(i)
         for scope, rows in by_scope.items():
-            hits = self._backend.nearest(scope, vectors[rows])
+            bound = self._config.merge_similarity
+            hits = self._backend.nearest(scope, vectors[rows], min_similarity=bound)
             for i, hit in zip(rows, hits):
-                if hit is not None and hit[1] >= self._config.merge_similarity:
+                if hit is not None and hit[1] >= bound:
                     twin = self._backend.get_record(hit[0])
                     if (
                         twin is not None

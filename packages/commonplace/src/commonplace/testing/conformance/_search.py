@@ -125,6 +125,15 @@ class TestSearch(CapabilityGroup):
         assert store.nearest(ANA_T2, rows(unit(1.0))) == [None]
         assert store.nearest(Scope(user="carol"), rows(unit(1.0), unit(0.0, 1.0))) == [None, None]
 
+    def test_nearest_leaves_out_a_best_less_similar_than_the_bound(self, store: Store) -> None:
+        turns = [_turn(ANA, "east"), _turn(ANA, "north")]
+        _write(store, turns, unit(1.0), unit(0.0, 1.0))
+        queries = rows(unit(1.0, 0.05), unit(1.0, 1.0))  # close to east; between the two
+        free = store.nearest(ANA, queries)
+        assert free[0] is not None and free[1] is not None and free[1][1] < 0.9
+        assert store.nearest(ANA, queries, min_similarity=0.9) == [free[0], None]
+        assert store.nearest(ANA, queries, min_similarity=-1.0) == free
+
     def test_candidates_carry_counters_and_provenance(self, store: Store) -> None:
         turn = _turn(ANA, "counted")
         _write(store, [turn])
