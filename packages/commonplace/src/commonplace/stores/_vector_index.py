@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from .._scope import Scope
 from ..embedders import Vectors
-from ._ann import NEAREST_WIDTH, Ann
+from ._ann import NEAR_COPY, NEAR_COPY_WIDTH, NEAREST_WIDTH, Ann
 
 ScopeParts = tuple[str, str, str]
 
@@ -174,9 +174,11 @@ class VectorIndex:
     ) -> list[tuple[int, float] | None]:
         """The best (seq, similarity) for each query row: one product per small block,
         one batched graph search per large one. A best less similar than
-        ``min_similarity`` is None."""
+        ``min_similarity`` is None (a bound of near copies only searches a graph
+        narrower)."""
         best: list[tuple[int, float] | None] = [None] * len(queries)
         low = -np.inf if min_similarity is None else min_similarity
+        width = NEAR_COPY_WIDTH if low >= NEAR_COPY else NEAREST_WIDTH
 
         def offer(q: int, seq: int, sim: float) -> None:
             current = best[q]
@@ -187,7 +189,7 @@ class VectorIndex:
             if not _visible(scope, parts):
                 continue
             if block.ann is not None and len(block.ann):
-                keys, sims = block.ann.search(queries, 1, width=NEAREST_WIDTH)
+                keys, sims = block.ann.search(queries, 1, width=width)
                 for q in range(len(queries)):
                     if keys.shape[1] and keys[q, 0] >= 0:
                         offer(q, int(keys[q, 0]), float(sims[q, 0]))
