@@ -381,3 +381,13 @@ def test_a_larger_graph_is_searched_wider() -> None:
         512,
         1024,
     ]
+
+
+def test_a_near_copy_search_is_narrow_in_a_small_graph_and_full_width_at_1m() -> None:
+    """Near copies of 100k notes are found as well with 32 candidates as with 128, not in a
+    1M graph (49 decisions of 2,000 unlike exact search's, against 3): the near-copy width
+    grows with the square root of the size, up to the unbounded search's."""
+    from commonplace.stores._ann import NEAREST_WIDTH, near_copy_width
+
+    widths = [near_copy_width(n) for n in (20_000, 100_000, 250_000, 1_000_000, 10**8)]
+    assert widths == [32, 40, 64, NEAREST_WIDTH, NEAREST_WIDTH]

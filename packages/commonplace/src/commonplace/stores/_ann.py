@@ -52,13 +52,16 @@ _EXPANSION_ROWS = 250_000
 # How many candidates a search for the one nearest note looks at: 128 find the exact
 # nearest for 96 of 100 clustered queries of a 6,000-row graph (tests/core's), 32 for 79.
 # A search for near copies only (a bound of at least NEAR_COPY, as the write path's
-# near-duplicate check asks) needs fewer: a near copy sits right beside its original. On
-# 4,000 one-word edits of notes in a 100k graph (2,502 near copies by exact search), 32
-# candidates made the same decision as exact search for all but 9 (128: all but 6), in half
-# the time (168 against 340 µs a note).
+# near-duplicate check asks) needs fewer while the graph is small: a near copy sits right
+# beside its original. One-word edits of stored notes, decisions that differ from exact
+# search's: in a 100k graph 9 of 4,000 with 32 candidates and 6 with 128 (in half the time:
+# 168 against 340 µs a note); in a 1M graph 49 of 2,000 with 32, 15 with 64, 3 with 128.
+# So the near-copy search grows with the square root of the graph, 128 at 1M (40 at 100k),
+# never fewer than 32.
 NEAREST_WIDTH = 128
-NEAR_COPY_WIDTH = 32
 NEAR_COPY = 0.9
+_NEAR_COPY_MIN = 32
+_NEAR_COPY_FULL_ROWS = 1_000_000
 _FORMAT = 1
 # Fewer queries than this are searched on the caller's thread (waking a pool costs more).
 _PARALLEL_QUERIES = 32
@@ -150,6 +153,12 @@ def search_width(size: int) -> int:
     """How many candidates a search of a graph of ``size`` vectors looks at."""
     grown = int(_EXPANSION_SEARCH * math.sqrt(size / _EXPANSION_ROWS))
     return min(_EXPANSION_SEARCH_MAX, max(_EXPANSION_SEARCH, grown))
+
+
+def near_copy_width(size: int) -> int:
+    """How many candidates a search for near copies in a graph of ``size`` vectors looks at."""
+    grown = int(NEAREST_WIDTH * math.sqrt(size / _NEAR_COPY_FULL_ROWS))
+    return min(NEAREST_WIDTH, max(_NEAR_COPY_MIN, grown))
 
 
 def _new_index(dim: int) -> Index:

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from .._scope import Scope
 from ..embedders import Vectors
-from ._ann import NEAR_COPY, NEAR_COPY_WIDTH, NEAREST_WIDTH, Ann
+from ._ann import NEAR_COPY, NEAREST_WIDTH, Ann, near_copy_width
 
 ScopeParts = tuple[str, str, str]
 
@@ -178,7 +178,6 @@ class VectorIndex:
         narrower)."""
         best: list[tuple[int, float] | None] = [None] * len(queries)
         low = -np.inf if min_similarity is None else min_similarity
-        width = NEAR_COPY_WIDTH if low >= NEAR_COPY else NEAREST_WIDTH
 
         def offer(q: int, seq: int, sim: float) -> None:
             current = best[q]
@@ -189,6 +188,8 @@ class VectorIndex:
             if not _visible(scope, parts):
                 continue
             if block.ann is not None and len(block.ann):
+                near = low >= NEAR_COPY
+                width = near_copy_width(len(block.ann)) if near else NEAREST_WIDTH
                 keys, sims = block.ann.search(queries, 1, width=width)
                 for q in range(len(queries)):
                     if keys.shape[1] and keys[q, 0] >= 0:
