@@ -131,6 +131,22 @@ def test_retries_give_up_with_a_clear_error() -> None:
     assert flaky.calls == 3
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        # what a 3-node cluster answered for one object of a batch when a replica was killed
+        "failed to execute query: rpc error: code = Canceled desc = grpc: the client "
+        "connection is closing",
+        "rpc error: code = Unavailable desc = connection error",
+        "cannot reach enough replicas",
+    ],
+)
+def test_a_replica_going_away_mid_write_is_transient(message: str) -> None:
+    from weaviate.exceptions import WeaviateQueryError
+
+    assert is_transient(WeaviateQueryError(message, "GRPC batch"))
+
+
 def test_permanent_errors_are_not_retried() -> None:
     from weaviate.exceptions import WeaviateQueryError
 

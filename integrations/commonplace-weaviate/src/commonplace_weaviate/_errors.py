@@ -33,6 +33,9 @@ _TRANSIENT = (
     "goaway",
     # a stream the peer reset (HTTP/2 RST_STREAM), as gRPC reports a node going away
     "rst_stream",
+    # a coordinator's connection to a replica that just died, as a write's per-object error
+    # ("rpc error: code = Canceled desc = grpc: the client connection is closing")
+    "connection is closing",
     "too many requests",
     "temporarily",
     "try again",
