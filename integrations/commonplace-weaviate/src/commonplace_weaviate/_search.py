@@ -270,8 +270,8 @@ class Search(RecordReads):
     def nearest(
         self, scope: Scope, vectors: Vectors, *, min_similarity: float | None = None
     ) -> list[tuple[str, float] | None]:
-        """For each row, the nearest active note visible in ``scope`` and its cosine (None
-        below ``min_similarity``)."""
+        """For each row, the nearest active note visible in ``scope`` and its cosine. The
+        bound saves nothing here (one query per batch either way): ``Store`` applies it."""
         from weaviate.classes.query import Filter, MetadataQuery
 
         matrix = np.asarray(vectors, np.float32)
@@ -313,6 +313,4 @@ class Search(RecordReads):
                 current = best[row]
                 if current is None or sim > current[1]:
                     best[row] = (rid, sim)
-        if min_similarity is None:
-            return best
-        return [hit if hit is not None and hit[1] >= min_similarity else None for hit in best]
+        return best

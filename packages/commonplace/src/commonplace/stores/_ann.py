@@ -51,7 +51,7 @@ _EXPANSION_SEARCH_MAX = 1024
 _EXPANSION_ROWS = 250_000
 # How many candidates a search for the one nearest note looks at: 128 find the exact
 # nearest for 96 of 100 clustered queries of a 6,000-row graph (tests/core's), 32 for 79.
-# A search for near copies only (a bound of at least NEAR_COPY, as the write path's
+# A search for near copies only (a bound of at least NEAR_COPY_BOUND, as the write path's
 # near-duplicate check asks) needs fewer while the graph is small: a near copy sits right
 # beside its original. One-word edits of stored notes, decisions that differ from exact
 # search's: in a 100k graph 9 of 4,000 with 32 candidates and 6 with 128 (in half the time:
@@ -59,7 +59,7 @@ _EXPANSION_ROWS = 250_000
 # So the near-copy search grows with the square root of the graph, 128 at 1M (40 at 100k),
 # never fewer than 32.
 NEAREST_WIDTH = 128
-NEAR_COPY = 0.9
+NEAR_COPY_BOUND = 0.9
 _NEAR_COPY_MIN = 32
 _NEAR_COPY_FULL_ROWS = 1_000_000
 _FORMAT = 1
@@ -151,14 +151,20 @@ class Ann:
 
 def search_width(size: int) -> int:
     """How many candidates a search of a graph of ``size`` vectors looks at."""
-    grown = int(_EXPANSION_SEARCH * math.sqrt(size / _EXPANSION_ROWS))
-    return min(_EXPANSION_SEARCH_MAX, max(_EXPANSION_SEARCH, grown))
+    return _grown(
+        size, _EXPANSION_SEARCH, _EXPANSION_ROWS, _EXPANSION_SEARCH, _EXPANSION_SEARCH_MAX
+    )
 
 
 def near_copy_width(size: int) -> int:
     """How many candidates a search for near copies in a graph of ``size`` vectors looks at."""
-    grown = int(NEAREST_WIDTH * math.sqrt(size / _NEAR_COPY_FULL_ROWS))
-    return min(NEAREST_WIDTH, max(_NEAR_COPY_MIN, grown))
+    return _grown(size, NEAREST_WIDTH, _NEAR_COPY_FULL_ROWS, _NEAR_COPY_MIN, NEAREST_WIDTH)
+
+
+def _grown(size: int, width: int, rows: int, least: int, most: int) -> int:
+    # a graph's search finds as much with a width that grows with the square root of its
+    # size: ``width`` candidates at ``rows`` vectors, held between ``least`` and ``most``
+    return min(most, max(least, int(width * math.sqrt(size / rows))))
 
 
 def _new_index(dim: int) -> Index:

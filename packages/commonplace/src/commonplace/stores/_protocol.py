@@ -435,9 +435,11 @@ class NearestNotes(Protocol):
         self, scope: Scope, vectors: Vectors, *, min_similarity: float | None = None
     ) -> list[tuple[str, float] | None]:
         """For each row of ``vectors``, the id and cosine similarity of the nearest active
-        note visible in ``scope`` (None when there is none, or when it is less similar
-        than ``min_similarity``: the write path asks only for near copies, so a backend
-        need not look up what no caller keeps). One call per write batch."""
+        note visible in ``scope`` (None when there is none). One call per write batch.
+
+        ``min_similarity`` is a hint: no caller keeps a best less similar than it (the
+        write path asks only for near copies), so a backend may answer None for one and
+        skip the work of naming it. ``Store.nearest`` holds every answer to the bound."""
         ...
 
 

@@ -523,10 +523,8 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                 if hit is not None and hit[0] not in ids:
                     # the closest vector is not an active note: look further down the ranking
                     found[q] = self._nearest_note(db, index, scope, vectors[q], ids)
-        low = -np.inf if min_similarity is None else min_similarity
         return [
-            None if hit is None or hit[0] not in ids or hit[1] < low else (ids[hit[0]], hit[1])
-            for hit in found
+            None if hit is None or hit[0] not in ids else (ids[hit[0]], hit[1]) for hit in found
         ]
 
     def _nearest_note(

@@ -261,7 +261,7 @@ class Store:
                 found.append((hits[0].record.id, hits[0].similarity) if hits else None)
         if min_similarity is None:
             return found
-        # held to the bound whatever the backend did with it
+        # the bound's one home: a backend may use it to do less, or ignore it
         return [hit if hit is not None and hit[1] >= min_similarity else None for hit in found]
 
     # -- counters and updates -------------------------------------------------------------

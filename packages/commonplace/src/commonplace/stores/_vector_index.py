@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from .._scope import Scope
 from ..embedders import Vectors
-from ._ann import NEAR_COPY, NEAREST_WIDTH, Ann, near_copy_width
+from ._ann import NEAR_COPY_BOUND, NEAREST_WIDTH, Ann, near_copy_width
 
 ScopeParts = tuple[str, str, str]
 
@@ -174,10 +174,11 @@ class VectorIndex:
     ) -> list[tuple[int, float] | None]:
         """The best (seq, similarity) for each query row: one product per small block,
         one batched graph search per large one. A best less similar than
-        ``min_similarity`` is None (a bound of near copies only searches a graph
-        narrower)."""
+        ``min_similarity`` is None; a bound that asks for near copies only (at least
+        ``NEAR_COPY_BOUND``) searches a graph with fewer candidates."""
         best: list[tuple[int, float] | None] = [None] * len(queries)
         low = -np.inf if min_similarity is None else min_similarity
+        near_copies = low >= NEAR_COPY_BOUND
 
         def offer(q: int, seq: int, sim: float) -> None:
             current = best[q]
@@ -188,8 +189,7 @@ class VectorIndex:
             if not _visible(scope, parts):
                 continue
             if block.ann is not None and len(block.ann):
-                near = low >= NEAR_COPY
-                width = near_copy_width(len(block.ann)) if near else NEAREST_WIDTH
+                width = near_copy_width(len(block.ann)) if near_copies else NEAREST_WIDTH
                 keys, sims = block.ann.search(queries, 1, width=width)
                 for q in range(len(queries)):
                     if keys.shape[1] and keys[q, 0] >= 0:

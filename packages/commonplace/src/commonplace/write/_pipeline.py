@@ -250,7 +250,7 @@ class WritePipeline:
             bound = self._config.merge_similarity
             hits = self._backend.nearest(scope, vectors[rows], min_similarity=bound)
             for i, hit in zip(rows, hits):
-                if hit is not None and hit[1] >= bound:
+                if hit is not None:  # at least as similar as the bound
                     twin = self._backend.get_record(hit[0])
                     if (
                         twin is not None
