@@ -24,7 +24,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from commonplace import Role, Scope, _prefilter
-from commonplace._prefilter import ASCII_TWINS, Alternation, Guarded, folded, needles
+from commonplace._prefilter import (
+    ASCII_TWINS,
+    Alternation,
+    Guarded,
+    GuardedRules,
+    folded,
+    needles,
+)
 from commonplace.read import _flags
 from commonplace.write import NoteDraft, RuleNoteWriter, Turn, _rules
 
@@ -129,16 +136,41 @@ def test_a_narrowed_alternation_matches_as_the_whole_one(name: str) -> None:
     check()
 
 
+def test_guarded_rules_name_every_rule_that_matches_in_order() -> None:
+    rules = _rules._FACT_GUARDS
+    assert [g.pattern for g in rules.guards] == [rule[0].pattern for rule in _rules._FACT_RULES]
+    one_rule = st.sampled_from(rules.guards).flatmap(lambda g: matching(g.pattern))
+
+    @CHECKS
+    @given(parts=st.lists(one_rule | st.text(max_size=12), min_size=1, max_size=3))
+    def check(parts: list[str]) -> None:
+        text = " ".join(parts)
+        found = rules.possible(folded(text))
+        assert found == sorted(set(found)), text
+        for i, guarded in enumerate(rules.guards):
+            # the same verdict as the rule's own check, so a match is never skipped
+            assert (i in found) == guarded.possible(folded(text)), (i, text)
+            if guarded.pattern.search(text):
+                assert i in found, (i, text)
+
+    check()
+    always = GuardedRules([Guarded(re.compile(r"\w+")), Guarded(re.compile("died"))])
+    assert always.possible("") == [0]
+    assert always.possible("he died") == [0, 1]
+
+
 @contextmanager
 def without_prefilters() -> Iterator[None]:
     """Every pattern runs on every text, as before the pre-checks."""
-    possible, narrowed = Guarded.possible, Alternation.narrowed
+    possible, narrowed, rules = Guarded.possible, Alternation.narrowed, GuardedRules.possible
     Guarded.possible = lambda self, folded_text: True  # type: ignore[method-assign]
     Alternation.narrowed = lambda self, folded_text: self.pattern  # type: ignore[method-assign]
+    GuardedRules.possible = lambda self, folded_text: list(range(len(self.guards)))  # type: ignore[method-assign]
     try:
         yield
     finally:
         Guarded.possible, Alternation.narrowed = possible, narrowed  # type: ignore[method-assign]
+        GuardedRules.possible = rules  # type: ignore[method-assign]
 
 
 def written(text: str) -> object:

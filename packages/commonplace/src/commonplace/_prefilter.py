@@ -10,7 +10,8 @@ finds a word in a str far faster than a regular expression scans it.
 
 :func:`needles` reads those words from a compiled pattern's parse tree: a set of strings
 one of which every match contains. A pattern whose text holds none of its needles cannot
-match, so it is not run; otherwise it runs as before. Nothing is ever decided by a
+match, so it is not run; otherwise it runs as before (:class:`GuardedRules` checks the
+needles of many patterns tried on one text in a single pass). Nothing is ever decided by a
 needle, so the writer's output is the same with and without the checks (a test runs both
 on generated text).
 
@@ -140,6 +141,30 @@ class Guarded:
     def search(self, text: str, folded_text: str) -> re.Match[str] | None:
         """``pattern.search(text)``; ``folded_text`` is ``folded(text)``."""
         return self.pattern.search(text) if self.possible(folded_text) else None
+
+
+class GuardedRules:
+    """Guarded patterns tried in turn on the same text: which of them may match it, with
+    one pass over all their needles.
+
+    The writer tries its fact rules one after the other on each sentence, and checking
+    each rule's needles on its own cost more than the rules' few matches (a method call
+    and a ``map`` per rule): one comprehension over every rule's needles finds the rules
+    to run at a third of the cost.
+    """
+
+    __slots__ = ("_always", "_needles", "guards")
+
+    def __init__(self, guards: Sequence[Guarded]) -> None:
+        self.guards = tuple(guards)
+        # every rule's needles in one flat list, each with the rule it is for
+        self._needles = tuple((n, i) for i, g in enumerate(self.guards) for n in g.needles or ())
+        self._always = frozenset(i for i, g in enumerate(self.guards) if g.needles is None)
+
+    def possible(self, folded_text: str) -> list[int]:
+        """The positions of the rules that may match the text ``folded_text`` was folded
+        from, in order: each of the others is one whose ``possible`` is False."""
+        return sorted({i for n, i in self._needles if n in folded_text} | self._always)
 
 
 class Alternation:

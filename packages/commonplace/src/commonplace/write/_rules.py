@@ -18,7 +18,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 
-from .._prefilter import Alternation, Guarded, folded
+from .._prefilter import Alternation, Guarded, GuardedRules, folded
 from .._records import FactKey, Modality, Tags
 from .._text import NEGATIONS, STOPWORDS, WORD, head
 from .._text import sentences as split_sentences
@@ -152,6 +152,7 @@ _FACT_RULES = tuple(
     (Guarded(pattern), subject, predicate, event)
     for pattern, subject, predicate, event in (*FACT_PATTERNS, (THE_X_IS, "user", "", None))
 )
+_FACT_GUARDS = GuardedRules([rule[0] for rule in _FACT_RULES])
 _UPDATE = re.compile(r"\s*(?:now|from now on|these days|anymore)\b")
 _NOW = re.compile(r"\bnow\b", re.IGNORECASE)
 _TRAILING_FILLER = re.compile(r"(?:\s+(?:by the way|btw|now|again|too|lol|haha))+\s*$", re.I)
@@ -366,8 +367,9 @@ def _fact(sentence: str, whole: str) -> tuple[FactKey | None, str | None, str | 
     """The changeable fact a statement states, as (key, value, implied event)."""
     body = _strip_openers_keep_case(sentence)
     body_folded = folded(body)
-    for guarded, subject, predicate, event in _FACT_RULES:
-        match = guarded.search(body, body_folded)
+    for rule in _FACT_GUARDS.possible(body_folded):
+        guarded, subject, predicate, event = _FACT_RULES[rule]
+        match = guarded.pattern.search(body)
         if not match:
             continue
         groups = match.groupdict()
