@@ -4,14 +4,31 @@ from __future__ import annotations
 
 import io
 import json
+import multiprocessing
+import os
+import signal
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
-from commonplace import Config, HashingEmbedder, ImportReport, Kind, ManualClock, Memory, Turn
+from commonplace import (
+    Config,
+    HashingEmbedder,
+    ImportReport,
+    Kind,
+    ManualClock,
+    Memory,
+    MemoryEvent,
+    NoteDraft,
+    Status,
+    Tags,
+    Turn,
+    hookimpl,
+)
 from commonplace._cli import main
-from commonplace.errors import InvalidInputError, InvalidTypeError
+from commonplace.errors import CommonplaceError, InvalidInputError, InvalidTypeError
+from commonplace.stores import RecordQuery
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 SAID = [
@@ -107,6 +124,10 @@ def test_a_turn_too_long_for_this_memory_stores_nothing(tmp_path: Path) -> None:
         ({"batch": True}, InvalidTypeError),
         ({"batch": "10"}, InvalidTypeError),
         ({"progress": "yes"}, InvalidTypeError),
+        ({"workers": -1}, InvalidInputError),
+        ({"workers": 65}, InvalidInputError),
+        ({"workers": True}, InvalidTypeError),
+        ({"workers": "2"}, InvalidTypeError),
     ],
 )
 def test_bad_options_are_refused_before_anything_is_stored(
@@ -118,6 +139,93 @@ def test_bad_options_are_refused_before_anything_is_stored(
         assert memory.count(Kind.NOTE) == 0
         with pytest.raises(InvalidTypeError, match="iterable of Turn"):
             memory.import_turns("I like tea.")  # type: ignore[arg-type]
+
+
+def _stored(memory: Memory) -> list[tuple[object, ...]]:
+    """Every record as stored, field by field (its counters and tags included)."""
+    query = RecordQuery(kinds=list(Kind), statuses=list(Status))
+    return sorted(
+        (r.id, r.text, r.tags, r.provenance, r.access_count, r.superseded_by, r.status)
+        for r in memory.backend.iter_records(query)
+    )
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_workers_draft_the_notes_this_process_drafts(tmp_path: Path, workers: int) -> None:
+    with _memory(tmp_path / "here.db") as here, _memory(tmp_path / "there.db") as there:
+        # several batches (and a repeated turn, which a worker drafts and the store refuses)
+        turns = _turns(here) + _turns(here)[:3]
+        alone = here.import_turns(turns, batch=4, progress=False)
+        helped = there.import_turns(
+            _turns(there) + _turns(there)[:3], batch=4, progress=False, workers=workers
+        )
+        assert (helped.turns, helped.stored, helped.notes, helped.batches) == (
+            alone.turns,
+            alone.stored,
+            alone.notes,
+            alone.batches,
+        )
+        assert alone.notes > 0 and helped.batches == 6
+        assert _stored(there) == _stored(here) != []
+
+
+class _WorkerKiller:
+    """Kills this process's worker processes once the first batch is stored."""
+
+    def __init__(self) -> None:
+        self.killed = 0
+
+    @hookimpl
+    def commonplace_event(self, event: MemoryEvent) -> None:
+        if event.kind == "written" and not self.killed:
+            for child in multiprocessing.active_children():
+                os.kill(child.pid or 0, signal.SIGKILL)
+                self.killed += 1
+
+
+def test_a_worker_that_dies_stops_the_import_and_keeps_the_stored_batches(
+    tmp_path: Path,
+) -> None:
+    killer = _WorkerKiller()
+    with Memory(
+        f"sqlite:///{tmp_path / 'killed.db'}",
+        embedder=HashingEmbedder(),
+        clock=ManualClock(START),
+        plugins=[killer],
+    ) as memory:
+        turns = _turns(memory)  # 20 turns: 5 batches of 4
+        with pytest.raises(CommonplaceError, match=r"drafting worker stopped.*workers=0"):
+            memory.import_turns(turns, batch=4, progress=False, workers=1)
+        assert killer.killed == 1
+        kept = memory.count(Kind.EPISODE)
+        assert 4 <= kept < 20 and kept % 4 == 0  # whole batches, the first among them
+        again = memory.import_turns(turns, batch=4, progress=False)
+        assert again.stored == 20 - kept
+        with _memory(tmp_path / "whole.db") as whole:
+            whole.import_turns(_turns(whole), batch=4, progress=False)
+            assert _stored(memory) == _stored(whole)
+
+
+class _OwnWriter:
+    @hookimpl
+    def commonplace_write_note(self, turn: Turn) -> NoteDraft:
+        return NoteDraft(text=turn.text.upper(), tags=Tags())
+
+
+def test_workers_refuse_a_note_writer_they_cannot_run(tmp_path: Path) -> None:
+    with Memory(
+        f"sqlite:///{tmp_path / 'own.db'}",
+        embedder=HashingEmbedder(),
+        clock=ManualClock(START),
+        plugins=[_OwnWriter()],
+    ) as memory:
+        with pytest.raises(InvalidInputError, match="workers=0"):
+            memory.import_turns(_turns(memory), batch=4, progress=False, workers=1)
+        assert memory.count(Kind.NOTE) == 0
+        # without workers the plugin drafts, as in write_many
+        memory.import_turns(_turns(memory), batch=4, progress=False)
+        notes = list(memory.backend.iter_records(RecordQuery()))
+        assert notes and all(n.text.isupper() for n in notes)
 
 
 def test_the_progress_bar_counts_turns_on_stderr_only_when_asked(
@@ -154,6 +262,24 @@ def test_the_import_command_stores_a_json_lines_file(
     # the same file again: everything was stored before
     assert main(["import", str(path), "--user", "ana", "--url", url]) == 0
     assert "0 stored" in capsys.readouterr().out
+
+
+def test_the_import_command_drafts_in_workers_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _jsonl(tmp_path / "turns.jsonl", [{"text": text} for text in SAID])
+    stored = {}
+    for workers in ("0", "1"):
+        url = f"sqlite:///{tmp_path / f'cli-{workers}.db'}"
+        args = ["import", str(path), "--user", "ana", "--url", url, "--batch", "3"]
+        assert main([*args, "--workers", workers, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["batches"] == 4
+        with Memory(url) as memory:
+            stored[workers] = sorted(r.text for r in memory.backend.iter_records(RecordQuery()))
+    assert stored["1"] == stored["0"] != []
+    url = f"sqlite:///{tmp_path / 'bad.db'}"
+    assert main(["import", str(path), "--user", "ana", "--url", url, "--workers", "-1"]) == 2
+    assert "workers" in capsys.readouterr().err
 
 
 def test_the_import_command_reads_stdin(

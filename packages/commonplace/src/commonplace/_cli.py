@@ -84,6 +84,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     bulk.add_argument("file", help="JSON Lines file of turns, or - for stdin")
     bulk.add_argument("--batch", type=int, default=256, help="turns per batch (default 256)")
+    bulk.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="processes that draft the next batch's notes while one is stored (default 0)",
+    )
     _no_progress(bulk, "over the turns")
     _common(bulk)
     bulk.set_defaults(run=_import)
@@ -227,7 +233,9 @@ def _import(args: argparse.Namespace) -> int:
     with Memory(args.url) as memory:
         turns = [_line_turn(memory, n, line, scope=scope, at=at) for n, line in lines]
         progress = False if args.no_progress else None
-        report = memory.import_turns(turns, batch=args.batch, progress=progress)
+        report = memory.import_turns(
+            turns, batch=args.batch, progress=progress, workers=args.workers
+        )
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:

@@ -102,19 +102,30 @@ class WritePipeline:
         self._config = config
         self._hooks = hooks
 
-    def write_many(self, turns: Sequence[Turn], ids: Sequence[str]) -> list[WriteResult]:
+    def write_many(
+        self,
+        turns: Sequence[Turn],
+        ids: Sequence[str],
+        *,
+        drafted: Sequence[NoteDraft | Skip | None] | None = None,
+    ) -> list[WriteResult]:
+        """``drafted``: what the note writer already gave for each turn (a bulk import
+        drafts the next batch in a worker process), checked as the hook's answer is."""
         stored = self._backend.existing_episode_ids(set(ids))
         drafts: list[Record | None] = []
         skipped: list[str | None] = []
         seen: set[str] = set()
-        for turn, eid in zip(turns, ids):
+        for n, (turn, eid) in enumerate(zip(turns, ids)):
             note, reason = None, None
             if eid in stored or eid in seen:
                 reason = DUPLICATE
             elif turn.role is not Role.USER:
                 reason = f"{turn.role.value} turns never become notes"
             else:
-                note, reason = self._draft(turn, eid)
+                draft = (
+                    self._hooks.commonplace_write_note(turn=turn) if drafted is None else drafted[n]
+                )
+                note, reason = self._draft(turn, eid, draft)
             seen.add(eid)
             drafts.append(note)
             skipped.append(reason)
@@ -142,8 +153,7 @@ class WritePipeline:
 
     # -- drafting ------------------------------------------------------------------------
 
-    def _draft(self, turn: Turn, eid: str) -> tuple[Record | None, str | None]:
-        draft = self._hooks.commonplace_write_note(turn=turn)
+    def _draft(self, turn: Turn, eid: str, draft: object) -> tuple[Record | None, str | None]:
         if isinstance(draft, Skip):
             return None, draft.reason
         if draft is None:
