@@ -129,7 +129,7 @@ def test_jokes_and_questions_never_feed_a_summary(memory: Memory, clock: ManualC
         clock,
         (
             "lol Joana is secretly a spy",
-            "Is Joana coming tonight?",
+            "Is my partner Joana coming tonight?",
             "Joana loves climbing.",
             "Joana is a nurse.",
             "Joana plays bass.",

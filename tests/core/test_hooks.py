@@ -329,7 +329,7 @@ def test_commonplace_decay_rules_run_with_dry_run_and_audit(
     db_url: str, clock: ManualClock
 ) -> None:
     with Memory(db_url, clock=clock, plugins=[QuestionRulePlugin()]) as memory:
-        question = memory.write("What is a good pace for a half marathon?", scope="ana")
+        question = memory.write("What is a good pace for my first half marathon?", scope="ana")
         statement = memory.write("I run every morning.", scope="ana")
         assert question.note is not None and statement.note is not None
         ForgetQuestions.episodes = [question.episode_id]

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from commonplace import Memory, Modality
+from commonplace import Kind, Memory, Modality
 from commonplace.write._tense import is_wordlike
 
 
@@ -42,10 +42,31 @@ def test_a_joke_is_tagged_a_joke_and_never_a_fact(memory: Memory) -> None:
     assert result.note.tags.importance < 0.3
 
 
-def test_a_question_records_the_question_not_an_answer(memory: Memory) -> None:
-    result = memory.write("What's the capital of Mongolia?", scope="ana")
+def test_a_question_of_the_users_own_records_the_question_not_an_answer(memory: Memory) -> None:
+    asked = "How do I get my toddler to sleep through the night?"
+    result = memory.write(asked, scope="ana")
     assert result.note is not None and result.note.tags.modality is Modality.QUESTION
-    assert result.note.text == "The user asks: “What's the capital of Mongolia?”"
+    assert result.note.text == f"The user asks: “{asked}”"
+
+
+@pytest.mark.parametrize(
+    ("turn", "reason"),
+    [
+        ("What's the capital of Mongolia?", "a general question"),
+        ("Maya: And how did the interview go?", "a question to the other person"),
+        ("Maya: Let me know if you need a hand!", "advice or encouragement to the listener"),
+        ("Maya: That sounds amazing, good for you!", "a reaction to the listener"),
+        ("Maya: Your garden is lovely", "a reaction to the listener"),
+        ("Maya: Family is everything.", "a general remark"),
+        ("Take care!", "small talk"),
+    ],
+)
+def test_what_is_said_to_the_listener_is_no_note_and_says_why(
+    memory: Memory, turn: str, reason: str
+) -> None:
+    result = memory.write(turn, scope="ana")
+    assert result.note is None and memory.count(Kind.NOTE, scope="ana") == 0
+    assert result.skipped is not None and result.skipped.startswith(reason), result.skipped
 
 
 def test_life_events_are_tagged_and_important(memory: Memory) -> None:

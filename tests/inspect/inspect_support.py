@@ -83,8 +83,16 @@ def build_store(url: str, *, hostile: bool = False) -> Built:
         porto_turn = "I moved to Porto last weekend."
         porto = say(porto_turn, thread="t-move")
         if hostile:
-            for text in HOSTILE:
-                say(f"Note: {text}", hours=1, thread="t-hostile")
+            # kept as notes exactly as typed (the writer would skip some as saying
+            # nothing about alice): the page must show every one as text
+            for n, text in enumerate(HOSTILE):
+                memory.put_note(
+                    f"Note: {text}",
+                    scope={"user": USER, "thread": "t-hostile"},
+                    key=f"hostile-{n}",
+                    role="user",
+                )
+                clock.advance(hours=1)
         assert lisbon and porto and trivial and food and work
         memory.pin(work, scope=USER)
         clock.advance(days=190)

@@ -103,9 +103,12 @@ def test_the_middleware_gives_create_agent_memory(
     # one recall per turn, however many model calls it takes
     porto = next(r for r in notes(memory, "ana") if "Porto" in r.text)
     assert memory.store.get_record(porto.id).access_count == 1  # type: ignore[union-attr]
-    # the user's turn became memory; the assistant's words did not
+    # the user's turn is kept as evidence (a question about the weather is no note about
+    # her); the assistant's words are neither
     texts = note_texts(memory, "ana")
-    assert any("weather" in t for t in texts) and not any("Marta" in t for t in texts)
+    assert not any("weather" in t for t in texts) and not any("Marta" in t for t in texts)
+    said = [e.text for e in memory.store.recent_episodes(Scope(user="ana"), limit=10)]
+    assert "How is the weather in Porto?" in said
     assert_notes_only_from_users(memory, "ana")
 
 

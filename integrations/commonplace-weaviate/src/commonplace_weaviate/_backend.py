@@ -66,7 +66,7 @@ import numpy as np
 from commonplace import Episode, Kind, Record, Status, Tags, Tier
 from commonplace.embedders import Vectors
 from commonplace.errors import InvalidInputError
-from commonplace.stores import COUNTERS, LedgerEntry, TurnWrite
+from commonplace.stores import COUNTERS, LedgerEntry, TurnWrite, search_text
 
 from . import _schema as S
 from ._batch import Batches
@@ -350,6 +350,10 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
         changes: dict[str, Any] = {"merged": True}
         if tags is not None:
             changes.update(tag_properties(tags))
+            # the keyword index follows the tags: a turn kept as the note's evidence adds words
+            rows = self._fetch_rows([target])
+            if rows:
+                changes["search"] = search_text(str(rows[0][2]["text"]), tags)
         self._patch(
             S.RECORD_SPECS[kind],
             tenant,

@@ -29,6 +29,8 @@ from typing import Any, Protocol
 from commonplace import Modality, Role, Scope
 from commonplace.write import NoteDraft, RuleNoteWriter, Skip, Turn
 
+from . import writer_choice
+
 __all__ = [
     "Counts",
     "LabelledTurn",
@@ -538,6 +540,7 @@ def render_doc(
     runs: int,
     data: Path,
     examples: int = 10,
+    choice: str = "",
 ) -> str:
     """The whole ``docs/writer-quality.md``: conventions, tables, misses, notes."""
     overall = reports["all"]
@@ -582,6 +585,7 @@ def render_doc(
             f"Throughput of `RuleNoteWriter().write` on this set: **{speed:,.0f} turns/s** "
             f"(median of {runs} runs, one process, no store{_load()}).",
             "",
+            *([choice, ""] if choice else []),
             "## Where the rules fail",
             "",
             _NOTES,
@@ -606,6 +610,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also print the turns that disagree with their labels",
     )
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--locomo", type=Path, help="LoCoMo's dev split, for the keep-or-skip section"
+    )
     args = parser.parse_args(argv)
 
     turns = load_turns(args.data)
@@ -620,10 +627,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\nRuleNoteWriter().write: {speed:,.0f} turns/s (median of {args.runs} runs)")
     if args.misses != "none":
         print("\n".join(_misses(reports[args.misses], 1000)))
+    choice = writer_choice.reports(writer, locomo=args.locomo)
+    print()
+    print(writer_choice.render_table(choice))
+    command = f"{COMMAND} --locomo PATH" if args.locomo else COMMAND
+    section = writer_choice.render_section(choice, command=command)
     if not args.no_write:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(
-            render_doc(reports, speed=speed, runs=args.runs, data=args.data), encoding="utf-8"
+            render_doc(reports, speed=speed, runs=args.runs, data=args.data, choice=section),
+            encoding="utf-8",
         )
         print(f"\nwrote {args.output}", file=sys.stderr)
     return 0

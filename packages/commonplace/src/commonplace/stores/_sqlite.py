@@ -39,12 +39,15 @@ from ._sqlite_rows import (
     RECORD_COLUMNS,
     chunks,
     decoding,
+    entity_column,
     episode_from_row,
     fts_match,
     fts_words,
     marks,
     record_values,
     scope_clause,
+    scope_from_parts,
+    search_column,
 )
 from ._sqlite_vectors import SQLiteVectors
 from ._vector_index import ANN_ROWS, VectorIndex
@@ -195,11 +198,24 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         add_sources(db, [(target, episode_id)])
         # fresh again, but frequency is earned by use, never by a merge
         db.execute(
-            "UPDATE records SET "
-            "last_access = max(last_access, ?), tags = coalesce(?, tags) WHERE id = ?",
+            "UPDATE records SET last_access = max(last_access, ?) WHERE id = ?",
+            (to_epoch(at), target),
+        )
+        if tags is None:
+            return
+        row = db.execute(
+            "SELECT text, scope_user, scope_agent, scope_thread FROM records WHERE id = ?",
+            (target,),
+        ).fetchone()
+        if row is None:
+            return
+        # the keyword index follows the tags: a turn kept as the note's evidence adds words
+        db.execute(
+            "UPDATE records SET tags = ?, entities = ?, search = ? WHERE id = ?",
             (
-                to_epoch(at),
-                None if tags is None else json.dumps(tags.to_json(), ensure_ascii=False),
+                json.dumps(tags.to_json(), ensure_ascii=False),
+                entity_column(tags.entities),
+                search_column(row[0], tags, scope_from_parts(*row[1:])),
                 target,
             ),
         )

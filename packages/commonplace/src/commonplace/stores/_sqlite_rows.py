@@ -136,8 +136,13 @@ def record_values(record: Record) -> tuple[Any, ...]:
         maybe_epoch(record.tier_since),
         json.dumps(dict(record.data), ensure_ascii=False),
         entity_column(record.tags.entities),
-        search_text(record.text, record.tags) + " " + " ".join(scope_tokens(record.scope)),
+        search_column(record.text, record.tags, record.scope),
     )
+
+
+def search_column(text: str, tags: Tags, scope: Scope) -> str:
+    """What a record's keyword index holds: its words and its scope's tokens."""
+    return search_text(text, tags) + " " + " ".join(scope_tokens(scope))
 
 
 INSERT_COLUMNS = (

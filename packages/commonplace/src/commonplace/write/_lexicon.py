@@ -476,12 +476,36 @@ OCCUPATIONS = frozenset(
     photographer plumber electrician carpenter mechanic firefighter paramedic barista
     cashier consultant analyst manager professor tutor therapist vet veterinarian programmer
     freelancer journalist editor translator farmer baker butcher lead midwife surgeon
-    clerk coach""".split()
+    clerk coach librarian receptionist secretary administrator technician mechanic welder
+    driver courier postman postwoman cleaner janitor caretaker carer nanny babysitter
+    hairdresser barber stylist beautician waiter waitress bartender cook dishwasher
+    salesperson accountant auditor banker broker trader economist actuary statistician
+    physicist chemist biologist geologist astronomer mathematician historian archaeologist
+    psychologist psychiatrist counsellor counselor social worker paralegal solicitor
+    barrister judge police officer detective soldier sailor firefighter lifeguard
+    paramedic radiographer optometrist physiotherapist physio dietitian nutritionist
+    pharmacist surgeon anaesthetist anesthetist obstetrician pediatrician paediatrician
+    gp intern resident registrar dancer actor actress singer composer producer director
+    animator illustrator copywriter marketer recruiter hr ceo cto cfo founder entrepreneur
+    ux ui tester devops sysadmin architect planner surveyor builder roofer plasterer
+    painter decorator gardener landscaper florist tailor seamstress jeweller jeweler
+    optician vet groomer trainer instructor lecturer principal headteacher teaching
+    assistant ta tutor coder programmer investor accountant bookkeeper""".split()
 )
 NOT_OCCUPATIONS = frozenset(
     """bit little lot fan big huge member part beginner sucker person morning night mess
     wreck owner lover user player center centre corner order other mother father brother
-    sister daughter partner""".split()
+    sister daughter partner supporter follower believer enthusiast addict nerd geek junkie
+    buff admirer subscriber reader listener viewer watcher collector hoarder gamer drinker
+    eater sleeper talker walker runner swimmer climber hiker cyclist biker birdwatcher
+    birder learner winner loser sinner fighter survivor worrier overthinker introvert
+    extrovert perfectionist optimist pessimist procrastinator monster disaster
+    character""".split()
+)
+# A word that makes "I'm a ... X" a taste, not a job: "a huge Celtic supporter"
+FAN_WORDS = frozenset(
+    """huge massive big keen avid lifelong diehard die-hard proud total complete mad
+    crazy obsessed hardcore devoted loyal casual occasional amateur wannabe""".split()
 )
 # The noun at the end of "the staging server port", "the deploy branch": a setting.
 SETTING_NOUNS = frozenset(
@@ -598,15 +622,6 @@ SENTENCE_STARTERS = frozenset(
     saw found bought left lost met sent won told gave felt kept thought heard wrote read
     ate now two three four five six seven eight nine ten twenty hundred half""".split()
 )
-# Irregular past tenses: left as they are after "the user", and a sentence opening
-# with one has dropped its "I" ("Got laid off today").
-PAST_TENSE = tuple(
-    """said told went got made took came saw found bought left lost met sent won gave felt
-    kept thought heard wrote read ate ran put hit quit broke fell knew began sang sat stood
-    spent paid brought taught caught built sold woke drove flew forgot threw wore swam
-    drank""".split()
-)
-
 # Capitalised abbreviations that are common nouns, not names.
 COMMON_ACRONYMS = frozenset(
     """api ceo cto cfo coo vp phd md ttl adhd ocd ptsd ok lol asap fyi pm am tv dm hr ui ux
@@ -638,7 +653,13 @@ PLEASANTRY_PATTERNS = (
     r"|you've got this|you can do it)",
     r"(?:congrats|congratulations)(?: on (?:that|this|it))?",
     r"(?:wow|whoa|woah|omg|aww+|ooh|oh wow|yay|nice one|way to go|good for you|same here"
-    r"|me too|i agree|totally agree|so true|that's (?:so |very )?true|exactly|absolutely)",
+    r"|me too|so true|that's (?:so |very )?true|exactly|absolutely|sure thing|no doubt|no doubts"
+    r"|for sure|definitely|of course|same|indeed|right on|agreed)",
+    r"(?:i |we )?(?:(?:\w+ly|so|really|just|100|all|both|also|still) )*(?:love|like|adore"
+    r"|loved|liked|enjoyed) (?:it|that|this|them|those|these)(?: so much| a lot| too)?",
+    r"(?:i |we )?(?:(?:\w+ly|so|really|just|100|all|both|also) )*(?:agree|get it|understand"
+    r"|hear you|feel you|feel the same|know right|know what you mean|couldn't agree more)"
+    r"(?: with (?:you|that|this|everything|it))?(?: \w+)?",
     r"(?:that|this|it|that all|it all|which)(?:'s| is| was| sounds| looks| seems)(?: so| really|"
     r" very| super| pretty| such| just| absolutely| totally| quite)*(?: an?)? (?:cool|great|"
     r"awesome|amazing|wonderful|nice|sweet|lovely|impressive|inspiring|fantastic|beautiful|"
@@ -668,9 +689,91 @@ FIRST_PERSON_WORDS = frozenset(
     """i me my mine myself we us our ours ourselves i'm im i've i'll i'd we're we've we'll
     we'd""".split()
 )
-SECOND_PERSON_WORDS = frozenset("you your yours yourself you're you've you'll you'd u ur".split())
+SECOND_PERSON_WORDS = frozenset(
+    "you your yours yourself you're you've you'll you'd u ur ya yall y'all".split()
+)
 # "Note: ..." and "Update: ..." are labels, not speakers named before a colon.
 NOT_SPEAKERS = frozenset(
     """update fyi btw news edit note ps question reminder important warning todo tip re
     fwiw tldr summary context background answer q a quick heads status info""".split()
+)
+
+# -- what is said to the listener rather than about the speaker ------------------------
+# "our ..." that is not the speaker's own ("our army", "our dreams", "our own paths"): a
+# note keeps the speaker's words rather than write "Maya's army".
+SHARED_WORDS = frozenset(
+    """army navy country nation state city town village region community communities society
+    world planet generation culture government people folks church faith species own
+    minds mind hearts heart lives life stories story dreams dream goals goal journey journeys
+    paths path passions experiences voices future past history time chat chats talk talks
+    conversation conversations friendship bond differences similarities""".split()
+)
+# A speaker's attitude to the listener: "I'm so proud of you", "I hope you ...". A sentence
+# that says only this (its "I" the attitude's subject, "you" its object) is a reaction.
+LISTENER_ATTITUDES = (
+    r"(?:hope|wish|bet|trust|admire|appreciate|miss|agree|understand|feel for|owe|thank"
+    r"|love|adore|respect|support|believe in|can't wait|cannot wait|look up to"
+    r"|(?:am|'m|was) (?:(?:always|here|so|really|very|super|totally|truly|just|all) )*(?:here|there"
+    r"|proud|happy|glad|sorry|excited|stoked|thrilled|impressed|inspired|rooting|grateful"
+    r"|thankful|lucky|amazed|blown away|jealous|envious|curious|in awe)"
+    r"|(?:'ll|will) (?:always |definitely )?(?:be there|be here|keep you|let you|cheer|support"
+    r"|help you)"
+    r"|(?:'d|would) love to (?:see|hear|meet|try|read|know)"
+    r"|think (?:you|your|that's|that is|it's|it is|this is)|know (?:you|what you|how you)"
+    r"|(?:totally|completely|absolutely|fully) (?:agree|get it|understand))"
+)
+# "Hope you feel better", "Can't wait to hear about it": an attitude whose "I" was dropped
+SUBJECTLESS_ATTITUDES = (
+    r"(?:hope|hoping|wish|wishing|can't wait|cannot wait|glad|so glad|happy for|proud of"
+    r"|sorry (?:about|to hear|for)|rooting for|thinking of|praying for|sending|fingers crossed"
+    r"|love (?:that|this|it|your|you|those|these|the way)|loving (?:that|this|your|the way)"
+    r"|miss(?:ed)? (?:you|ya|u)|appreciate (?:it|that|you|your|the|them|him|her)|admire|respect)\b"
+)
+# Verbs that open advice or a wish to the listener ("Keep it up!", "Let me know if ...").
+# Not the verbs a speaker drops their own "I" before ("Love this song", "Need a nap").
+IMPERATIVE_VERBS = frozenset(
+    """let keep don't do try go have take enjoy remember make stay hang be check look believe
+    chase push cherish stop give get come see listen treat trust follow focus find tell
+    bring consider imagine embrace celebrate mind remind relax breathe stick grab spread
+    count lemme""".split()
+)
+# "he", "her", "they": a sentence about someone in the speaker's story, not a remark about
+# no one ("Family is everything")
+THIRD_PERSON_WORDS = frozenset(
+    "he she they them him his her hers their theirs himself herself themselves".split()
+)
+# Words that make an imperative a standing instruction to an assistant ("always answer in
+# Spanish", "never suggest pork"): a preference of the user's, not advice to a listener.
+INSTRUCTION_WORDS = frozenset("always never from now on please pls".split())
+# Nouns a general remark opens with ("Family is everything", "Kids are resilient"): a
+# capitalised first word that is one of these names no one.
+GENERIC_SUBJECTS = frozenset(
+    """family families friends friendship friendships life love kids children people parents
+    music art arts dance painting work success failure failures time happiness health nature
+    books writing learning growth change money travel food sport sports exercise fitness
+    setbacks mistakes dreams goals passion passions confidence courage kindness support
+    community communities events moments memories experiences experience pets animals dogs
+    cats school business marketing branding teamwork patience practice talent creativity
+    sleep rest stress challenges things everybody everyone nobody somebody someone
+    anyone mentors mentorship guidance encouragement acceptance self-care selfcare hobbies
+    relationships marriage parenting motherhood fatherhood art's life's love's family's
+    teachers students customers clients""".split()
+)
+# "help me write a cover letter": a request about a task of the user's own, not a lesson
+TASK_VERBS = (
+    "write",
+    "plan",
+    "prepare",
+    "find",
+    "choose",
+    "pick",
+    "decide",
+    "fix",
+    "organise",
+    "organize",
+    "budget",
+    "pack",
+    "move",
+    "sort",
+    "figure",
 )

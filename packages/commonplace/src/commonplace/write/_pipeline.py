@@ -39,6 +39,7 @@ from ..errors import PluginError
 from ..read._flags import negated
 from ..stores import Conflict, RecordQuery, Store, TurnWrite
 from . import _lexicon as lex
+from ._clauses import split_speaker
 from ._types import NoteDraft, Skip, Turn, WriteResult
 from ._updates import about, retracted, takes_back
 
@@ -50,6 +51,8 @@ _LINK_LOOKBACK = 20
 _ENTITY_LINKS = 3
 _UPDATE_REACH = 10
 _MAX_TURN_TERMS = 40
+# a skipped turn with fewer words that its note lacks is not worth keeping as its evidence
+_EVIDENCE_MIN_TERMS = 3
 
 
 # "my sister Mia", "the user's coworker Mia": the relation words are the lexicon's, one home
@@ -132,12 +135,16 @@ class WritePipeline:
         texts = {eid: t.text for t, eid in zip(turns, ids)}
         vectors = self._embed([n for n in drafts if n is not None], texts)
         writes, kept_rows = self._plan(turns, ids, drafts, vectors)
+        evidence = self._as_evidence(turns, writes, drafts, skipped)
+        writes = [evidence.get(n, w) for n, w in enumerate(writes)]
         kept = vectors[kept_rows] if vectors is not None and kept_rows else None
         fresh = self._backend.write_turns(writes, kept)
         results = []
-        for eid, write, is_new, reason in zip(ids, writes, fresh, skipped):
+        for n, (eid, write, is_new, reason) in enumerate(zip(ids, writes, fresh, skipped)):
             result_note = write.note
-            if write.merge_into is not None:
+            if n in evidence:
+                reason = f"{reason}; kept as evidence of {write.merge_into}"
+            elif write.merge_into is not None:
                 result_note = self._backend.get_record(write.merge_into)
                 reason = None
             if not is_new:
@@ -325,6 +332,59 @@ class WritePipeline:
                     newer.append(other)
         first = min(newer, key=lambda r: r.created_at, default=None)
         return tuple(older), None if first is None else (first.id, first.created_at)
+
+    # -- turns kept as evidence -----------------------------------------------------------
+
+    def _as_evidence(
+        self,
+        turns: Sequence[Turn],
+        writes: Sequence[TurnWrite],
+        drafts: Sequence[Record | None],
+        skipped: Sequence[str | None],
+    ) -> dict[int, TurnWrite]:
+        """The turns of a conversation between people that are not worth a note of their
+        own ("That charity race sounds great, Mel!", "What got you into running?", "I'm
+        not giving up") but say something, by index, each as evidence of the latest note
+        of its scope and session: the turn joins that note's provenance and its words the
+        note's keyword text, so a question that needs them finds the note and sees them
+        quoted beside it (an excerpt). The turn itself is not a note."""
+        out: dict[int, TurnWrite] = {}
+        latest: dict[Scope, Record | None] = {}
+        for n, (turn, write, draft, reason) in enumerate(zip(turns, writes, drafts, skipped)):
+            scope = turn.scope
+            if write.note is not None:
+                latest[scope] = write.note
+                continue
+            if write.merge_into is not None:
+                latest[scope] = self._backend.get_record(write.merge_into)
+                continue
+            if (
+                draft is not None
+                or turn.role is not Role.USER
+                or reason is None
+                or reason == DUPLICATE
+                or (turn.speaker or split_speaker(turn.text)[0]) is None
+            ):
+                continue
+            if scope not in latest:
+                found = self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=4)
+                latest[scope] = next((r for r in found if r.scope == scope), None)
+            note = latest[scope]
+            if (
+                note is None
+                or not 0 <= (turn.at - note.created_at).total_seconds() <= _SESSION_GAP_SECONDS
+            ):
+                continue
+            said = missing_words(
+                turn.text, f"{note.text} {note.tags.turn_terms}", limit=_MAX_TURN_TERMS
+            )
+            if len(said.split()) < _EVIDENCE_MIN_TERMS:
+                continue  # "Thanks, Mel!" answers nothing worth quoting
+            terms = f"{note.tags.turn_terms} {said}".split()[-2 * _MAX_TURN_TERMS :]
+            note = replace(note, tags=replace(note.tags, turn_terms=" ".join(terms)))
+            latest[scope] = note
+            out[n] = replace(write, merge_into=note.id, merged_tags=note.tags)
+        return out
 
     # -- entity conflicts -----------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from typing import Any
 from .._records import Modality, Record
 from .._tokens import count_tokens
 from ._pipeline import relations
+from ._slots import fits
 
 IDENTITY = ("name", "city", "job", "employer", "partner", "school", "age", "pronouns")
 _GONE = re.compile(
@@ -101,6 +102,7 @@ def update_card(
                 and tags.key.subject == "user"
                 and tags.value
                 and tags.key.predicate in IDENTITY
+                and fits(tags.key.predicate, tags.value)  # a job is an occupation
             ):
                 identity[tags.key.predicate] = tags.value
             for relation, name in relations(note.text):

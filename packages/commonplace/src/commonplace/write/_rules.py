@@ -24,16 +24,22 @@ from .._text import NEGATIONS, STOPWORDS, WORD, head
 from .._text import sentences as split_sentences
 from . import _lexicon as lex
 from ._clauses import (
+    QUESTION_START,
+    dropped_subject,
+    is_photo,
     is_question,
     photo_sentence,
-    pleasantry,
+    skip_reason,
+    split_questions,
     split_speaker,
     without_greeting,
     without_speaker,
+    without_vocative,
 )
 from ._fact_patterns import END as _END
 from ._fact_patterns import FACT_PATTERNS, THE_X_IS
-from ._tense import capitalise, third_person
+from ._slots import fits
+from ._tense import capitalise, formal, third_person
 from ._types import NoteDraft, Skip, Turn
 
 # A sentence ends at . ! ? (not after a title or a common abbreviation), at a
@@ -93,17 +99,6 @@ _CONDITIONAL = re.compile(
     r"^(?:"
     + _alternation(lex.CONDITIONAL_OPENERS)
     + r")\b[^.!?]*?\b(?:would|could|might|will|i'd|we'd|i'll|should)\b"
-)
-_QUESTION = re.compile(
-    r"^(?:(?:" + _alternation(lex.QUESTION_WORDS) + r")(?:'s|s|'re|'d|'ll)?\b"
-    r"|(?:"
-    + _alternation(lex.QUESTION_AUXILIARIES)
-    + r") (?:"
-    + _alternation(lex.QUESTION_SUBJECTS)
-    + r")\b"
-    r"|(?:" + _alternation(lex.QUESTION_OPENERS) + r")\b"
-    r"|(?:" + _alternation(lex.REQUEST_VERBS) + r")\b(?! (?:i|we)\b)"
-    r"|" + "|".join(f"(?:{p})" for p in lex.REQUEST_PATTERNS) + r")"
 )
 # A laughing turn that reports something that just happened, or happened at a
 # stated time, is a real event told with a laugh ("lol my toddler just put my
@@ -202,16 +197,39 @@ class RuleNoteWriter:
         reason = _noise_reason(text)
         if reason is not None:
             return Skip(reason)
-        sentences = split_sentences(text)
-        kept = [
-            without_greeting(s)
-            for s in sentences
-            if pleasantry(s, among_people=speaker is not None) is None
-            and (len(sentences) == 1 or _noise_reason(s) is None)
-        ]
+        sentences = [
+            s for s in map(without_greeting, split_questions(split_sentences(text))) if s
+        ] or [text]
+        among_people = speaker is not None
+        kept: list[str] = []
+        reasons: list[str] = []
+        remarks: set[int] = set()
+        chosen: set[int] = set()
+        for n, s in enumerate(sentences):
+            why = skip_reason(s, among_people=among_people)
+            if why is None and len(sentences) > 1:
+                why = _noise_reason(s)
+            if why is None:
+                chosen.add(n)
+                kept.append(without_vocative(s))
+            else:
+                reasons.append(why)
+                if why.startswith("a general remark"):
+                    remarks.add(n)
+        context: set[int] = set()
+        for n in sorted(remarks):  # a remark that goes on from what was kept is context
+            if (n - 1 in chosen or n - 1 in context) and _GOES_ON.match(sentences[n]):
+                context.add(n)
+        if context and not all(is_photo(s) for s in kept):
+            # right after what the speaker says of themself, a remark that goes on about it
+            # is its context ("It's a part-time position in the fashion department")
+            kept = [without_vocative(s) for n, s in enumerate(sentences) if n in chosen | context]
+        if reasons and kept and all(is_photo(s) for s in kept):
+            kept = []  # a photo shown with nothing but a reaction: the other's, as likely
         if not kept:
-            reason = pleasantry(sentences[0], among_people=speaker is not None)
-            return Skip(f"{reason or 'small talk'}; nothing to remember")
+            # the most telling reason: small talk only when it is all there is
+            told = [r for r in reasons if not r.startswith(("small talk", "noise"))] or reasons
+            return Skip(f"{told[0] if told else 'small talk'}; nothing to remember")
         sentence = _best_sentence(kept, text)
         whole = _fold(" ".join(kept))
         modality, sarcastic = _modality(sentence, whole)
@@ -325,7 +343,7 @@ def _modality(sentence: str, whole: str) -> tuple[Modality, bool]:
         return Modality.JOKE, True
     if _EXPLICIT_JOKE.search(whole, whole_folded):
         return Modality.JOKE, False
-    question = lowered.endswith("?") or _QUESTION.match(lowered) is not None
+    question = lowered.endswith("?") or QUESTION_START.match(lowered) is not None
     hypothetical = (
         _HYPOTHETICAL.search(lowered, lowered_folded) is not None
         or _CONDITIONAL.match(lowered) is not None
@@ -379,16 +397,13 @@ def _fact(sentence: str, whole: str) -> tuple[FactKey | None, str | None, str | 
         value = _clean_value(raw)
         if not predicate:
             predicate, value = _predicate(groups.get("p") or "", value, match, body)
-        if value and subject and predicate:
+        if value and subject and predicate and fits(predicate, value):
             return FactKey(subject, predicate), value, event
     match = _OCCUPATION.search(body, body_folded)
     if match:
-        value = (match.group("v") or match.group("w")).lower()
-        last = value.split()[-1]
-        if last not in lex.NOT_OCCUPATIONS and (
-            last in lex.OCCUPATIONS or last.endswith(lex.OCCUPATION_ENDINGS)
-        ):
-            return FactKey("user", "job"), value, None
+        value = match.group("v") or match.group("w")
+        if fits("job", value):  # "a nurse", not "a huge Celtic supporter"
+            return FactKey("user", "job"), value.lower(), None
     if _GREETING.match(whole):
         match = _SELF_NAME.search(body, body_folded)
         if match and match.group("v").lower() not in _ORDINARY:
@@ -543,11 +558,16 @@ def _note_text(sentence: str, modality: Modality, subject: str = "the user") -> 
     body = _LABEL_PREFIX.sub("", body)
     if modality is Modality.STATEMENT:
         body = _LAUGH_EDGES.sub("", body).strip() or body
-        if _SUBJECTLESS.match(body):
-            body = "I " + body[:1].lower() + body[1:]  # "Got laid off today" -> "I got ..."
-        elif _GERUND_START.match(body):
-            body = "I'm " + body[:1].lower() + body[1:]  # "Researching agencies" -> "I'm ..."
-        return capitalise(third_person(body, subject).rstrip(" .!") + ".")
+        said = body
+        body = formal(body)
+        dropped = dropped_subject(body)
+        if dropped is not None:  # "Got laid off today" -> "I got laid off today"
+            body = f"{dropped} {body[:1].lower()}{body[1:]}"
+        rewritten = third_person(body, subject)
+        if rewritten is None:
+            # no rewrite that is sure to be right: the speaker's own words
+            return f"{capitalise(subject)} says: “{said.rstrip(' ')}”"
+        return capitalise(rewritten.rstrip(" .!") + ".")
     verb = {
         Modality.QUESTION: "asks",
         Modality.JOKE: "jokes",
@@ -558,6 +578,12 @@ def _note_text(sentence: str, modality: Modality, subject: str = "the user") -> 
 
 
 _WHITESPACE = re.compile(r"\s+")
+# a sentence that goes on about the one before: "It's ...", "They ...", "There ..."
+_GOES_ON = re.compile(
+    r"^(?:it|it's|its|that|that's|this|they|they're|he|she|there|there's|which|both"
+    r"|gonna be|going to be)\b",
+    re.IGNORECASE,
+)
 _LABEL_PREFIX = re.compile(r"^(?:update|fyi|btw|news|edit|note|ps)\s*:\s*", re.IGNORECASE)
 _LAUGH_EDGES = re.compile(
     r"^(?:(?:"
@@ -565,24 +591,5 @@ _LAUGH_EDGES = re.compile(
     + r")\w*[\s,!.]+)+|(?:[\s,]+(?:"
     + _alternation(lex.LAUGHTER_MARKERS)
     + r")\w*)+[\s!.]*$",
-    re.IGNORECASE,
-)
-# A statement whose first word is a past or negated verb dropped its "I".
-_SUBJECTLESS = re.compile(
-    r"^(?:just |finally |also |still )?(?:[a-z]{3,}ed|"
-    + _alternation(lex.PAST_TENSE)
-    + r"|can't|cannot|couldn't|didn't|don't|won't|wasn't|haven't)\b",
-    re.IGNORECASE,
-)
-
-
-# A statement opening with a verb in -ing (or "gonna") has dropped its "I'm".
-_GERUND_START = re.compile(
-    r"^(?:just |still |also |currently )?(?:gonna|going to|planning to|trying to|hoping to|"
-    r"(?!(?:morning|evening|nothing|something|anything|everything|thing|spring|king|ring|"
-    r"wedding|building|meeting|painting|feeling|being|ceiling|during|string|swing|sibling|"
-    r"clothing|darling|earring|offspring|setting|timing|training|reading|writing|singing|"
-    r"dancing|swimming|cooking|hiking|running|camping|fishing|gardening|shopping)\b)"
-    r"[a-z]{2,}ing) [a-z]",
     re.IGNORECASE,
 )

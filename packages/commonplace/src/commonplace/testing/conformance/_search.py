@@ -11,8 +11,8 @@ import pytest
 
 from ..._records import Kind, Status, Tags
 from ..._scope import Scope
-from ...stores import Store
-from .._fixtures import later, note, rows, unit
+from ...stores import Store, TurnWrite
+from .._fixtures import episode, later, note, rows, unit
 from ._core import ANA, ANA_T1, ANA_T2, BOB, CapabilityGroup, _ids, _nid, _turn, _write
 
 # -- candidates ---------------------------------------------------------------------------------
@@ -65,6 +65,21 @@ class TestSearch(CapabilityGroup):
         hit = {c.record.id: c for c in found}[_nid(said)]
         assert hit.keyword and "granite" not in hit.record.text
         assert hit.record.tags.turn_terms == "granite counters"  # kept as written
+
+    def test_keyword_search_follows_the_tags_a_merge_sets(self, store: Store) -> None:
+        """A turn merged into a note (a reply kept as the note's evidence) may bring words
+        in ``merged_tags.turn_terms``: keyword search finds the note by them from then on."""
+        said = _turn(ANA, "ran a charity race", tags=Tags(turn_terms="saturday"))
+        other = _turn(ANA, "nothing in common")
+        _write(store, [said, other], unit(0.0, 1.0), unit(1.0))
+        assert _nid(said) not in {
+            c.record.id for c in store.search(ANA, unit(1.0), text="medal", limit=5) if c.keyword
+        }
+        reply = episode(ANA, "The purple medal is gorgeous", at=later(5))
+        merged = Tags(turn_terms="saturday purple medal gorgeous")
+        store.write_turns([TurnWrite(reply, None, merge_into=_nid(said), merged_tags=merged)], None)
+        found = {c.record.id: c for c in store.search(ANA, unit(1.0), text="medal", limit=5)}
+        assert _nid(said) in found and found[_nid(said)].keyword
 
     def test_keyword_hits_are_marked(self, store: Store) -> None:
         """A record holding the query's words is marked a keyword hit, fully or partly
