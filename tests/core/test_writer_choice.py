@@ -175,3 +175,35 @@ def memory_scope(user: str):
     from commonplace import Scope
 
     return Scope(user=user)
+
+
+@pytest.mark.parametrize(
+    ("first", "again"),
+    [
+        ("I work at Ikea.", "i work at ikea!!"),
+        ("Maya: I love   jazz .", "Maya: I LOVE JAZZ!"),
+        ("My sister Ana lives in Porto.", "my sister ana lives in porto"),
+    ],
+)
+def test_a_near_copy_merges_whatever_its_case_punctuation_and_spacing(
+    first: str, again: str
+) -> None:
+    clock = ManualClock(T0)
+    with Memory(":memory:", embedder=HashingEmbedder(), clock=clock) as memory:
+        one = memory.write(first, scope="ana").note
+        clock.advance(days=1)
+        two = memory.write(again, scope="ana")
+        assert one is not None and two.note is not None and two.note.id == one.id
+        assert two.superseded == () and memory.count(Kind.NOTE, scope="ana") == 1
+        assert len(memory.explain(one.id).episodes()) == 2
+
+
+def test_a_near_copy_merges_only_into_a_note_of_its_own_scope() -> None:
+    clock = ManualClock(T0)
+    with Memory(":memory:", embedder=HashingEmbedder(), clock=clock) as memory:
+        narrow = {"user": "ana", "agent": "bot", "thread": "t1"}
+        one = memory.write("I work at Ikea.", scope=narrow).note
+        clock.advance(days=1)
+        two = memory.write("I work at Ikea.", scope="ana").note  # the same words, broader
+        assert one is not None and two is not None and two.id != one.id
+        assert [e.scope for e in memory.explain(one.id).episodes()] == [one.scope]

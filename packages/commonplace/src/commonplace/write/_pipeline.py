@@ -51,6 +51,10 @@ _LINK_LOOKBACK = 20
 _ENTITY_LINKS = 3
 _UPDATE_REACH = 10
 _MAX_TURN_TERMS = 40
+# how far a near copy that differs only in case, punctuation or spacing may embed from its
+# note (MiniLM puts "I work at Ikea." and "i work at ikea!!" at 0.93); the store's narrow
+# near-copy search serves any bound from 0.9
+_COPY_REACH = 0.9
 # a skipped turn with fewer words that its note lacks is not worth keeping as its evidence
 _EVIDENCE_MIN_TERMS = 3
 
@@ -88,10 +92,20 @@ def _same_statement(twin: Record, note: Record) -> bool:
         twin.superseded_by is None
         and twin.tags.modality is note.tags.modality
         # same words, different fact: that is supersession, not a merge
-        and (twin.tags.key, twin.tags.value) == (note.tags.key, note.tags.value)
+        and twin.tags.key == note.tags.key
+        and _plain(twin.tags.value or "") == _plain(note.tags.value or "")
         # "eats meat" and "doesn't eat meat" are not duplicates
         and negated(twin.text) == negated(note.text)
     )
+
+
+def _plain(text: str) -> str:
+    """``text`` as a near copy compares it: case, punctuation and spacing left out
+    ("I work at Ikea." and "i work at ikea!!" are one)."""
+    return " ".join(_WORDS.findall(text.casefold()))
+
+
+_WORDS = re.compile(r"[^\W_]+")
 
 
 class WritePipeline:
@@ -263,18 +277,23 @@ class WritePipeline:
         by_scope: dict[Scope, list[int]] = {}
         for i, note in enumerate(notes):
             by_scope.setdefault(note.scope, []).append(i)
+        bound = self._config.merge_similarity
         for scope, rows in by_scope.items():
-            bound = self._config.merge_similarity
-            hits = self._backend.nearest(scope, vectors[rows], min_similarity=bound)
+            # near copies by meaning, and by words: a copy that differs in case or
+            # punctuation only may embed a little further off ("Ikea." and "ikea!!")
+            hits = self._backend.nearest(scope, vectors[rows], min_similarity=_COPY_REACH)
             for i, hit in zip(rows, hits):
-                if hit is not None:  # at least as similar as the bound
-                    twin = self._backend.get_record(hit[0])
-                    if (
-                        twin is not None
-                        and scope.owns(twin.scope)
-                        and _same_statement(twin, notes[i])
-                    ):
-                        out[i] = twin
+                if hit is None:
+                    continue
+                twin = self._backend.get_record(hit[0])
+                if (
+                    twin is not None
+                    # merged evidence stays in the note's own scope, never a narrower one's
+                    and twin.scope == scope
+                    and (hit[1] >= bound or _plain(twin.text) == _plain(notes[i].text))
+                    and _same_statement(twin, notes[i])
+                ):
+                    out[i] = twin
         return out
 
     def _updates(
