@@ -11,13 +11,14 @@ is held to the issue's bounds too.
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from commonplace.write import RuleNoteWriter
+from commonplace.write import LLMNoteWriter, RuleNoteWriter
 from commonplace_bench.writer_choice import (
     KEEP_CLASSES,
     SKIP_CLASSES,
@@ -114,3 +115,56 @@ def test_on_locomo_far_fewer_notes_than_turns_and_the_evidence_stays(path: str) 
     assert report.turns >= 700 and report.notes_per_1000 <= 550
     assert report.evidence_notes + report.evidence_kept >= 0.97 * report.evidence_turns
     assert report.wrong_person == 0 and report.ungrammatical <= 0.01 * report.notes
+
+
+class LabelledModel:
+    """The edge of the world: a chat model that answers as the labels do, from a script
+    keyed by the turn (each prompt holds the turn between its markers)."""
+
+    def __init__(self, turns: list[ChoiceTurn]) -> None:
+        self.replies = {t.text: t for t in turns}
+        self.calls = 0
+
+    def __call__(self, prompt: str) -> str:
+        self.calls += 1
+        text = prompt.split("<<<USER TURN\n", 1)[1].rsplit("\nUSER TURN>>>", 1)[0]
+        labelled = self.replies[text]
+        if not labelled.keep:
+            return json.dumps({"skip": True, "reason": f"{labelled.label}: scripted"})
+        return json.dumps({"note": labelled.note, "modality": "statement", "importance": 0.5})
+
+
+def test_an_llm_writer_is_scored_on_the_same_set_by_the_same_rules(
+    turns: list[ChoiceTurn],
+) -> None:
+    chosen = [t for t in turns if t.split == "dev"][:60]
+    model = LabelledModel(chosen)
+    writer = LLMNoteWriter(model)
+    report = score(decide(writer, chosen))
+    assert model.calls == len(chosen) and writer.fallbacks == 0
+    # the careful notes of the set pass the rules a note is judged by
+    assert (report.keep_precision, report.keep_recall, report.skip_recall) == (1.0, 1.0, 1.0)
+    assert report.ungrammatical == 0 and report.wrong_person == 0
+    # the prompt states the contract: what is never a note
+    prompt = note_prompt_for(chosen[0])
+    for reason in ("small talk", "a reaction to the listener", "a question to the other person"):
+        assert reason in prompt
+
+
+def note_prompt_for(turn: ChoiceTurn) -> str:
+    from datetime import datetime, timezone
+
+    from commonplace import Role, Scope
+    from commonplace.write import Turn, note_prompt
+
+    at = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    return note_prompt(Turn(text=turn.text, role=Role.USER, scope=Scope(user="u"), at=at))
+
+
+def test_every_careful_note_of_the_set_passes_the_rules(turns: list[ChoiceTurn]) -> None:
+    """The rules judge the writer's notes; a note a careful person wrote must pass them."""
+    notes = [t for t in turns if t.note is not None]
+    assert len(notes) >= 200
+    for t in notes:
+        assert grammar_problem(t.note or "", t.speaker or "The user") is None, t.id
+        assert wrong_person(t, t.note or "") is None, t.id

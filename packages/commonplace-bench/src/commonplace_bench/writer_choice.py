@@ -285,9 +285,12 @@ def score(outcomes: Sequence[Outcome], *, evidence_of: Collection[str] = ()) -> 
 # -- the rules a note is judged by (this module's own word lists) ----------------------
 
 _QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"")
+# lower case anywhere, capitalised only where a sentence starts ("My Brilliant Friend" is
+# a title)
 _FIRST = re.compile(
     r"(?<![\w'’])(?:I|I['’](?:m|ve|ll|d))(?![\w'’])"
-    r"|(?<![\w'’])(?i:me|my|mine|myself|we|us|our|ours|ourselves|we['’](?:re|ve|ll|d))(?![\w'’])"
+    r"|(?<![\w'’])(?:me|my|mine|myself|we|us|our|ours|ourselves|we['’](?:re|ve|ll|d))(?![\w'’])"
+    r"|(?:^|[.!?]\s+)(?:Me|My|Mine|We|Us|Our|We['’](?:re|ve|ll|d))(?![\w'’])"
 )
 _SECOND = re.compile(
     r"(?<![\w'’])(?i:you|your|yours|yourself|you['’](?:re|ve|ll|d)|u|ur|ya)(?![\w'’])"
@@ -301,7 +304,6 @@ _NOT_VERBS = frozenset(
     forgot threw swam drank stole hid held led fed slept spent paid brought taught caught
     built sold woke sat stood knew""".split()
 )
-_THIRD_S = re.compile(r"^(?P<w>[a-z]+?)(?:ies|es|s)$")
 _THIRD_PERSON_FORMS = frozenset("does goes has is was".split())
 _SHARED = frozenset(
     """army navy country nation city town community society world planet generation
@@ -319,10 +321,14 @@ def grammar_problem(note: str, subject: str) -> str | None:
         return "a second-person word outside quotes"
     for match in re.finditer(re.escape(subject) + r" ([A-Za-z']+)", plain):
         word = match.group(1).lower()
-        base = _THIRD_S.match(word)
-        if base is None or word in _THIRD_PERSON_FORMS:
+        if not word.endswith("s") or word in _THIRD_PERSON_FORMS:
             continue
-        stems = {word[:-1], word[:-2], base.group("w"), word[:-3] + "y", word[:-3] + "ly"}
+        if word.endswith("ies"):  # "totallies", "reallies"
+            stems = {word[:-3] + "y", word[:-3] + "ly"}
+        elif word.endswith("es"):  # "doses", "wores"
+            stems = {word[:-2], word[:-1]}
+        else:  # "haves", "spokes", "cans"
+            stems = {word[:-1]}
         if stems & _NOT_VERBS:
             return f"not a verb given an -s: {subject} {match.group(1)}"
     gerund = re.compile(
