@@ -126,7 +126,8 @@ def test_the_command_line_writes_the_page(tmp_path: Path) -> None:
     page = output.read_text(encoding="utf-8")
     assert "skipped on the command line" in page
     saved = json.loads((tmp_path / "docs" / "benchmarks" / "results.json").read_text())
-    assert set(saved["workloads"]) == {"nlm_set", "supersession", "poisoning"}
+    assert set(saved["workloads"]) == {"nlm_set", "supersession", "everyday_updates", "poisoning"}
+    assert "2b. Everyday updates and look-alikes" in page
 
 
 @pytest.mark.parametrize("mode", sorted(SIZES))

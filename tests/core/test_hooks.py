@@ -26,6 +26,8 @@ from commonplace import (
     Skip,
     Tags,
     Turn,
+    UpdateCandidate,
+    UpdateDecision,
     hookimpl,
     hookspecs,
 )
@@ -105,6 +107,67 @@ def test_commonplace_write_note_junk_is_a_plugin_error_and_writes_nothing(db_url
         with pytest.raises(PluginError, match="NoteDraft"):
             memory.write("I like tea.", scope="ana")
         assert memory.count(Kind.EPISODE) == 0
+
+
+# -- commonplace_decide_update ------------------------------------------------------
+
+
+class TeamChanges:
+    """Decides only about teams; everything else is left to the built-in rules."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, list[str]]] = []
+
+    @hookimpl
+    def commonplace_decide_update(
+        self, note: Record, turn: Turn, candidates: Sequence[UpdateCandidate]
+    ) -> Sequence[UpdateDecision] | None:
+        self.asked.append((turn.text, [c.record.text for c in candidates]))
+        if "team" not in turn.text:
+            return None
+        return [
+            UpdateDecision(c.record.id, "replaces", "the same team, said anew")
+            for c in candidates
+            if "team" in c.record.text
+        ]
+
+
+def test_commonplace_decide_update_replaces_what_the_plugin_says_and_falls_back(
+    db_url: str, clock: ManualClock
+) -> None:
+    plugin = TeamChanges()
+    with Memory(db_url, clock=clock, config=SEARCH_ALWAYS, plugins=[plugin]) as m:
+        old = m.write("I lead the payments team.", scope="ana").note
+        clock.advance(days=2)
+        new = m.write("Heading the search team from now on.", scope="ana")
+        assert old is not None and new.note is not None
+        assert new.superseded == (old.id,)
+        assert m.explain(old.id).why == "the same team, said anew"
+        # the plugin saw the older statement as a candidate, with the turn's own words
+        assert ("Heading the search team from now on.", [old.text]) in plugin.asked
+        # a turn the plugin does not decide goes to the built-in rules
+        bike = m.write("I ride a Brompton.", scope="ana").note
+        clock.advance(days=2)
+        sold = m.write("sold the Brompton, I cycle a Cannondale now", scope="ana")
+        assert bike is not None and sold.superseded == (bike.id,)
+        assert m.explain(bike.id).why == "ended: brompton"
+
+
+def test_commonplace_decide_update_answer_must_be_decisions(
+    db_url: str, clock: ManualClock
+) -> None:
+    class Garbled:
+        @hookimpl
+        def commonplace_decide_update(
+            self, note: Record, turn: Turn, candidates: Sequence[UpdateCandidate]
+        ) -> object:
+            return "replace them all"
+
+    with Memory(db_url, clock=clock, plugins=[Garbled()]) as m:
+        m.write("I lead the payments team.", scope="ana")
+        with pytest.raises(PluginError, match="return a list of UpdateDecision"):
+            m.write("moved to the search team now", scope="ana")
+        assert m.count(scope="ana") == 1
 
 
 # -- commonplace_embedder -----------------------------------------------------------

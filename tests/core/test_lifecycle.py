@@ -128,7 +128,8 @@ def test_a_new_value_supersedes_the_old_and_explain_walks_the_chain(
     top = memory.recall("where do I live", scope="ana").items
     assert top[0].record.id == porto.id
     was = next(i for i in top if i.record.id == lisbon.id)
-    assert was.note is not None and was.note.startswith("was Lisbon until")
+    assert was.note is not None and was.note.startswith("until ")
+    assert was.note.endswith("; then: Porto")  # shown as past, with what replaced it
 
 
 def test_as_of_returns_what_was_true_then(memory: Memory, clock: ManualClock) -> None:

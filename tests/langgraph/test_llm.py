@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, MessagesState, StateGraph
+from lg_helpers import ScriptedModel, note_texts
 
-from commonplace import Memory
+from commonplace import ManualClock, Memory
 from commonplace.errors import InvalidTypeError
-from commonplace_langgraph import CommonplaceSaver, chat_model_complete, chat_model_note_writer
+from commonplace_langgraph import (
+    CommonplaceSaver,
+    chat_model_complete,
+    chat_model_note_writer,
+    chat_model_update_decider,
+)
 
 NOTE = json.dumps(
     {
@@ -107,3 +114,61 @@ def test_the_summariser_and_rewriter_refuse_non_chat_models() -> None:
     for build in (chat_model_summariser, chat_model_profile_rewriter):
         with pytest.raises(InvalidTypeError):
             build("gpt")  # type: ignore[arg-type]
+
+
+# -- the update decider: the chat model names what a new statement replaces --------------
+
+
+def test_a_chat_model_decides_what_an_update_replaces(
+    db_url: str, clock: ManualClock, scripted: Callable[..., ScriptedModel]
+) -> None:
+    with Memory(db_url, clock=clock) as memory:
+        old = memory.write("My shell is bash.", scope="ana").note
+    assert old is not None
+    clock.advance(days=30)
+    # the rules leave these two alone (no word of the slot is shared): only the model links them
+    decision = {"id": old.id, "verdict": "replaces", "reason": "switched to fish"}
+    model = scripted(json.dumps({"decisions": [decision]}))
+    decider = chat_model_update_decider(model)
+    with (
+        Memory(db_url, clock=clock, plugins=[decider]) as memory,
+        CommonplaceSaver(memory) as saver,
+    ):
+
+        def reply(state: MessagesState) -> dict[str, object]:
+            return {"messages": [AIMessage("Fish is a nice shell.")]}
+
+        builder = StateGraph(MessagesState)
+        builder.add_node("model", reply)
+        builder.add_edge(START, "model")
+        builder.add_edge("model", END)
+        graph = builder.compile(checkpointer=saver)
+        config: RunnableConfig = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
+        graph.invoke({"messages": [HumanMessage("Using fish these days.")]}, config)
+        explained = memory.explain(old.id)
+        assert explained.why == "switched to fish" and explained.replaced_by is not None
+        new = memory.explain(explained.replaced_by).record
+        current = note_texts(memory, "ana")
+    assert new.text == "The user is using fish these days."
+    assert current == [new.text]  # the old statement is past, not current
+    ((prompt,),) = model.seen  # one call, with the old statement listed by its id
+    assert f"id={old.id}" in str(prompt.content) and "The user's shell is bash." in prompt.content
+    assert decider.fallbacks == 0
+
+
+def test_a_chat_model_naming_an_unknown_id_leaves_it_to_the_rules(db_url: str) -> None:
+    made_up = {"id": "nt_made_up", "verdict": "replaces", "reason": "x"}
+    decider = chat_model_update_decider(
+        FakeListChatModel(responses=[json.dumps({"decisions": [made_up]})])
+    )
+    with Memory(db_url, plugins=[decider]) as memory:
+        old = memory.write("I live in Lisbon.", scope="ana").note
+        result = memory.write("I moved to Porto.", scope="ana")
+        assert old is not None and result.superseded == (old.id,)
+        assert memory.explain(old.id).why == "the same fact (city) with a new value"
+    assert decider.fallbacks == 1
+
+
+def test_the_update_decider_refuses_non_chat_models() -> None:
+    with pytest.raises(InvalidTypeError, match="BaseChatModel"):
+        chat_model_update_decider("gpt")  # type: ignore[arg-type]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from li_support import ScriptedLLM, notes_of
 from llama_index.core.chat_engine import SimpleChatEngine
 from llama_index.core.llms import MockLLM
 
-from commonplace import Memory
-from commonplace_llamaindex import CommonplaceMemory, llm_note_writer
+from commonplace import ManualClock, Memory, Record
+from commonplace.errors import InvalidTypeError
+from commonplace_llamaindex import CommonplaceMemory, llm_note_writer, llm_update_decider
 
 NOTE = json.dumps(
     {
@@ -86,3 +88,43 @@ def test_an_llm_summarises_and_rewrites_the_card_under_the_core_guards(db_url: s
     assert record.text == "About joana: Joana is a nurse who loves climbing."
     assert "yacht" in str(record.data["rejected"])  # type: ignore[union-attr]
     assert profile.voice == ("warm",) and profile.people == {"Joana": "partner"}
+
+
+# -- the update decider: the LLM names what a new statement replaces ---------------------
+
+
+def test_the_llm_decides_what_an_update_replaces(db_url: str, clock: ManualClock) -> None:
+    with Memory(db_url, clock=clock) as store:
+        old = store.write("My shell is bash.", scope="ana").note
+    assert old is not None
+    clock.advance(days=30)
+    # the rules leave these two alone (no word of the slot is shared): only the LLM links them
+    decision = {"id": old.id, "verdict": "replaces", "reason": "switched to fish"}
+    llm = ScriptedLLM.make(json.dumps({"decisions": [decision]}))
+    decider = llm_update_decider(llm)
+    with Memory(db_url, clock=clock, plugins=[decider]) as store:
+        memory = CommonplaceMemory.from_defaults(store, user_id="ana")
+        SimpleChatEngine.from_defaults(llm=MockLLM(), memory=memory).chat("Using fish these days.")
+        explained = store.explain(old.id)
+        assert explained.why == "switched to fish" and explained.replaced_by is not None
+        new, past = store.explain(explained.replaced_by).record, explained.record
+        assert isinstance(past, Record) and past.superseded_by == new.id  # past, not current
+    assert new.text == "The user is using fish these days."
+    (prompt,) = llm.prompts  # one call, with the old statement listed by its id
+    assert f"id={old.id}" in prompt and "The user's shell is bash." in prompt
+    assert decider.fallbacks == 0
+
+
+def test_an_llm_replying_with_junk_leaves_the_update_to_the_rules(db_url: str) -> None:
+    decider = llm_update_decider(MockLLM())  # it echoes the prompt back: no decisions
+    with Memory(db_url, plugins=[decider]) as store:
+        old = store.write("I live in Lisbon.", scope="ana").note
+        result = store.write("I moved to Porto.", scope="ana")
+        assert old is not None and result.superseded == (old.id,)
+        assert store.explain(old.id).why == "the same fact (city) with a new value"
+    assert decider.fallbacks == 1
+
+
+def test_the_update_decider_refuses_what_is_not_an_llm() -> None:
+    with pytest.raises(InvalidTypeError, match="LlamaIndex LLM"):
+        llm_update_decider("gpt-4o")  # type: ignore[arg-type]

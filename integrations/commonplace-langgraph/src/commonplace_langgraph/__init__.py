@@ -9,6 +9,8 @@
   :class:`ConsolidationNode` it adds around a model node (of a graph, or a compiled one);
 - :func:`memory_tools` — ``remember``, ``recall`` and ``forget`` for a ``ToolNode``;
 - :func:`chat_model_note_writer` — any chat model as the note writer.
+- :func:`chat_model_update_decider` — any chat model as the judge of what a new statement
+  replaces or disputes.
 - :class:`LangChainEmbedder` — any LangChain ``Embeddings`` as the embedder (also
   automatic: ``Memory(embedder=OpenAIEmbeddings(...))``).
 
@@ -23,6 +25,7 @@ from ._llm import (
     chat_model_note_writer,
     chat_model_profile_rewriter,
     chat_model_summariser,
+    chat_model_update_decider,
 )
 from ._middleware import CommonplaceMiddleware
 from ._namespaces import InvalidStoreNamespaceError
@@ -54,5 +57,6 @@ __all__ = [
     "chat_model_note_writer",
     "chat_model_profile_rewriter",
     "chat_model_summariser",
+    "chat_model_update_decider",
     "memory_tools",
 ]

@@ -1,4 +1,5 @@
-"""Any langchain-core chat model as commonplace's note writer, summariser or profile writer.
+"""Any langchain-core chat model as commonplace's note writer, update decider, summariser or
+profile writer.
 
 The prompt, the validation of the reply and the fallback to the rule writer live in the
 core (``commonplace.write.LLMNoteWriter``); this only turns a ``BaseChatModel`` into the
@@ -15,7 +16,13 @@ from langchain_core.messages import HumanMessage
 
 from commonplace.errors import InvalidTypeError
 from commonplace.lifecycle import LLMSummariser
-from commonplace.write import LLMNoteWriter, LLMProfileRewriter, RuleNoteWriter
+from commonplace.write import (
+    LLMNoteWriter,
+    LLMProfileRewriter,
+    LLMUpdateDecider,
+    RuleNoteWriter,
+    RuleUpdateDecider,
+)
 
 from ._messages import message_text
 
@@ -39,6 +46,17 @@ def chat_model_note_writer(
 ) -> LLMNoteWriter:
     """A note-writer plugin: ``Memory(plugins=[chat_model_note_writer(model)])``."""
     return LLMNoteWriter(chat_model_complete(model), fallback=fallback)
+
+
+def chat_model_update_decider(
+    model: BaseChatModel, *, fallback: RuleUpdateDecider | None = None
+) -> LLMUpdateDecider:
+    """An update-decider plugin: ``Memory(plugins=[chat_model_update_decider(model)])``.
+
+    The model names the older statements a new one replaces or disputes; a reply that is
+    not the JSON asked for, or names a statement it was not shown, is never applied: the
+    rule decider (``fallback``) decides that note instead."""
+    return LLMUpdateDecider(chat_model_complete(model), fallback=fallback)
 
 
 def chat_model_summariser(model: BaseChatModel) -> LLMSummariser:

@@ -5,6 +5,8 @@
 - :class:`CommonplaceRetriever`: four-signal recall as a ``BaseRetriever``.
 - :func:`llm_note_writer`, :func:`llm_summariser`, :func:`llm_profile_rewriter`: any
   LlamaIndex ``LLM`` as the note writer, the summariser or the profile-card writer.
+- :func:`llm_update_decider`: any LlamaIndex ``LLM`` as the judge of what a new statement
+  replaces or disputes.
 - :class:`LlamaIndexEmbedder`: any LlamaIndex ``BaseEmbedding`` as the embedder (also
   automatic: ``Memory(embedder=OpenAIEmbedding(...))``).
 
@@ -16,7 +18,7 @@ from ._block import CommonplaceMemoryBlock
 from ._embeddings import LlamaIndexEmbedder
 from ._memory import CommonplaceMemory
 from ._retriever import CommonplaceRetriever, nodes_from_recall
-from ._writer import llm_note_writer, llm_profile_rewriter, llm_summariser
+from ._writer import llm_note_writer, llm_profile_rewriter, llm_summariser, llm_update_decider
 
 __version__ = "0.1.0"
 
@@ -29,5 +31,6 @@ __all__ = [
     "llm_note_writer",
     "llm_profile_rewriter",
     "llm_summariser",
+    "llm_update_decider",
     "nodes_from_recall",
 ]

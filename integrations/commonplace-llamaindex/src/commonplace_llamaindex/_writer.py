@@ -1,4 +1,5 @@
-"""Any LlamaIndex LLM as commonplace's note writer, summariser or profile writer."""
+"""Any LlamaIndex LLM as commonplace's note writer, update decider, summariser or profile
+writer."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ from llama_index.core.llms.llm import LLM
 from commonplace import RuleNoteWriter
 from commonplace.errors import InvalidTypeError
 from commonplace.lifecycle import LLMSummariser
-from commonplace.write import LLMNoteWriter, LLMProfileRewriter
+from commonplace.write import (
+    LLMNoteWriter,
+    LLMProfileRewriter,
+    LLMUpdateDecider,
+    RuleUpdateDecider,
+)
 
 
 def llm_note_writer(llm: LLM, *, fallback: RuleNoteWriter | None = None) -> LLMNoteWriter:
@@ -22,6 +28,17 @@ def llm_note_writer(llm: LLM, *, fallback: RuleNoteWriter | None = None) -> LLMN
     user turns: commonplace never sends it the assistant's replies.
     """
     return LLMNoteWriter(llm_complete(llm), fallback=fallback)
+
+
+def llm_update_decider(llm: LLM, *, fallback: RuleUpdateDecider | None = None) -> LLMUpdateDecider:
+    """An update-decider plugin that asks ``llm`` what each new statement changes.
+
+    Register it with ``commonplace.Memory(url, plugins=[llm_update_decider(llm)])``: the
+    LLM names the older statements a new one replaces or disputes. A reply that is not
+    the JSON asked for, or names a statement it was not shown, is never applied: the rule
+    decider (``fallback``) decides that note instead.
+    """
+    return LLMUpdateDecider(llm_complete(llm), fallback=fallback)
 
 
 def llm_summariser(llm: LLM) -> LLMSummariser:

@@ -33,7 +33,7 @@ from commonplace.progress import ProgressBar, checked_progress
 
 from .embedding import EMBEDDERS, load_embedders
 from .systems.base import System
-from .workloads import history, long_horizon, nlm_set, poisoning, supersession
+from .workloads import everyday_updates, history, long_horizon, nlm_set, poisoning, supersession
 from .workloads.common import SIZES, RunContext, Sizes, SystemSpec
 
 __all__ = ["WORKLOADS", "main", "probe_nlm", "run", "system_specs"]
@@ -47,6 +47,7 @@ WORKLOADS: dict[str, tuple[str, WorkloadFn]] = {
     "nlm_set": ("NLM-style set (injected signals)", nlm_set.run),
     "history": ("History-derived signals (harder variant)", history.run),
     "supersession": ("Supersession and as-of", supersession.run),
+    "everyday_updates": ("Everyday updates and look-alikes", everyday_updates.run),
     "poisoning": ("Self-poisoning", poisoning.run),
     "long_horizon": ("Long horizon", long_horizon.run),
 }
@@ -444,7 +445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="append",
         default=[],
         help="leave out a system (commonplace, rag, langgraph, llamaindex, nlm), an embedder "
-        "(minilm, hashing), a workload (nlm_set, history, supersession, poisoning, "
+        "(minilm, hashing), a workload (nlm_set, history, supersession, everyday_updates, "
+        "poisoning, "
         "long_horizon) or 'scale'; repeat or comma-separate",
     )
     parser.add_argument(

@@ -11,7 +11,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .workloads import history, long_horizon, nlm_set, poisoning, scaling, supersession
+from .workloads import (
+    everyday_updates,
+    history,
+    long_horizon,
+    nlm_set,
+    poisoning,
+    scaling,
+    supersession,
+)
 
 __all__ = ["findings", "headline", "render_page"]
 
@@ -297,6 +305,12 @@ def render_page(
         ("nlm_set", "1a. NLM-style set, at pool 2 and pool 50", nlm_set, _nlm_set_tables),
         ("history", "1b. Signals from the memory's own history", history, _history_tables),
         ("supersession", "2. Supersession and as-of", supersession, _supersession_tables),
+        (
+            "everyday_updates",
+            "2b. Everyday updates and look-alikes",
+            everyday_updates,
+            everyday_updates.table,
+        ),
         ("poisoning", "3. Self-poisoning", poisoning, _poisoning_tables),
         ("long_horizon", "4. Long horizon", long_horizon, _horizon_tables),
     )

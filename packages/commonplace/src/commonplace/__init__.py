@@ -17,7 +17,16 @@ from ._tokens import count_tokens
 from .embedders import Embedder, HashingEmbedder
 from .hookspecs import hookimpl
 from .read import Recall, RecallItem, Score, ScoreSignal
-from .write import ImportReport, NoteDraft, RuleNoteWriter, Skip, Turn, WriteResult
+from .write import (
+    ImportReport,
+    NoteDraft,
+    RuleNoteWriter,
+    Skip,
+    Turn,
+    UpdateCandidate,
+    UpdateDecision,
+    WriteResult,
+)
 
 __version__ = "0.1.0"
 
@@ -54,6 +63,8 @@ __all__ = [
     "Tier",
     "TierRules",
     "Turn",
+    "UpdateCandidate",
+    "UpdateDecision",
     "Weights",
     "WriteResult",
     "__version__",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from types import TracebackType
 from typing import Any
@@ -22,7 +23,7 @@ from ._events import (
 )
 from ._plugins import BuiltinPlugin, default_url, make_plugin_manager, url_scheme
 from ._provenance import Provenance, trace
-from ._records import FactKey, Kind, Record, Role, episode_id
+from ._records import Episode, FactKey, Kind, Record, Role, episode_id
 from ._scope import Scope, coerce_scope, owner_scope
 from ._validate import (
     MAX_DAYS,
@@ -134,6 +135,7 @@ class Memory:
                 embedder=self.embedder,
                 config=self.config,
                 signals=self._signals,
+                card_as_of=self._cards.as_of,
             )
         except BaseException:
             self._store.close()
@@ -310,8 +312,13 @@ class Memory:
         """Rewrite the profile card and rolling summaries that enough new notes reached,
         then tell the listeners what was written."""
         scopes = [t.scope for t, r in zip(turns, results) if r.created and r.note is not None]
+        # a card or summary that shows what an update replaced is rewritten now, not after
+        # the next few notes: it would show the old value as current until then
+        changed = [
+            t.scope for t, r in zip(turns, results) if r.created and (r.superseded or r.disputed)
+        ]
         if scopes:
-            self._cards.after_write(scopes, now=max(t.at for t in turns))
+            self._cards.after_write(scopes, now=max(t.at for t in turns), changed=changed)
         self._events.emit(written_events(turns, results))
 
     def profile(self, *, scope: Scope | str | Mapping[str, str]) -> ProfileCard:
@@ -595,7 +602,19 @@ class Memory:
         )
         if scope is not None and not coerce_scope(scope).contains(chain.record.scope):
             raise NotFoundError(f"no record with id {record_id!r} in scope {coerce_scope(scope)}")
-        return chain
+        record = chain.record
+        if isinstance(record, Episode):
+            return chain
+        why = None
+        if record.superseded_by is not None:
+            successor = self._store.get_record(record.superseded_by, any_status=True)
+            if successor is not None:
+                why = str(successor.data.get("replaces", {}).get(record.id, "")) or None
+        disputes = tuple(
+            (d.older if d.newer == record.id else d.newer, d.reason)
+            for d in self._store.disputes_of([record.id])
+        )
+        return replace(chain, replaced_by=record.superseded_by, why=why, disputes=disputes)
 
     def count(
         self, kind: Kind | str = Kind.NOTE, *, scope: Scope | str | Mapping[str, str] | None = None

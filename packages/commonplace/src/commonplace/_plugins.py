@@ -5,18 +5,27 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pluggy
 
 from . import hookspecs
+from ._records import Record
 from .embedders import Embedder, HashingEmbedder, MiniLMEmbedder
 from .errors import InvalidInputError, InvalidTypeError, InvalidURLError, PluginError
 from .hookspecs import hookimpl
 from .stores import Backend, SQLiteBackend, sqlite_path
 from .stores._vector_index import ANN_ROWS
-from .write import NoteDraft, RuleNoteWriter, Skip, Turn
+from .write import (
+    NoteDraft,
+    RuleNoteWriter,
+    RuleUpdateDecider,
+    Skip,
+    Turn,
+    UpdateCandidate,
+    UpdateDecision,
+)
 
 _HASHING_NAME = re.compile(r"commonplace-hashing-v1-(\d+)")
 _MINILM_NAME = re.compile(r"all-MiniLM-L6-v2-onnx-int8-[0-9a-f]{12}")
@@ -32,10 +41,17 @@ class BuiltinPlugin:
 
     def __init__(self) -> None:
         self._writer = RuleNoteWriter()
+        self._decider = RuleUpdateDecider()
 
     @hookimpl(trylast=True)
     def commonplace_write_note(self, turn: Turn) -> NoteDraft | Skip | None:
         return self._writer.write(turn)
+
+    @hookimpl(trylast=True)
+    def commonplace_decide_update(
+        self, note: Record, turn: Turn, candidates: Sequence[UpdateCandidate]
+    ) -> Sequence[UpdateDecision] | None:
+        return self._decider.decide(note, turn, candidates)
 
     @hookimpl(trylast=True)
     def commonplace_embedder(self, name: str | None) -> Embedder | None:

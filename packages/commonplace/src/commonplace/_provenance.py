@@ -14,11 +14,18 @@ from .errors import NotFoundError
 class Provenance:
     """A record and the provenance of each record it was derived from.
 
-    For an episode, ``sources`` is empty: episodes are the evidence.
+    For an episode, ``sources`` is empty: episodes are the evidence. For a statement an
+    update changed (what :meth:`Memory.explain` gives), ``replaced_by`` is the note that
+    replaced it and ``why`` the reason given; ``disputes`` pairs each record it is
+    disputed with (either way) with the reason. A note's own decisions are in its
+    ``data`` (``replaces`` and ``disputes``: record id -> reason).
     """
 
     record: Record | Episode
     sources: tuple[Provenance, ...] = ()
+    replaced_by: str | None = None
+    why: str | None = None
+    disputes: tuple[tuple[str, str], ...] = ()
 
     def episodes(self) -> list[Episode]:
         """Every episode at the bottom of the chain, each once, in first-seen order."""
@@ -40,6 +47,8 @@ class Provenance:
             "kind": r.kind.value,
             "text": r.text,
             **({"role": r.role.value, "at": r.at.isoformat()} if isinstance(r, Episode) else {}),
+            **({"replaced_by": self.replaced_by, "why": self.why} if self.replaced_by else {}),
+            **({"disputes": [list(d) for d in self.disputes]} if self.disputes else {}),
             "sources": [s.to_json() for s in self.sources],
         }
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .lifecycle import DecayRule, SummaryDraft
     from .read import ScoreSignal
     from .stores import Backend
-    from .write import NoteDraft, ProfileCard, Skip, Turn
+    from .write import NoteDraft, ProfileCard, Skip, Turn, UpdateCandidate, UpdateDecision
 
 PROJECT = "commonplace"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -39,6 +39,25 @@ def commonplace_write_note(turn: Turn) -> NoteDraft | Skip | None:
     or ``None`` to let the next writer decide. Only ``role="user"`` turns ever
     reach this hook: the assistant's replies and tool output never become notes,
     whatever a plugin does. The built-in writer is rule-based and offline.
+    """
+
+
+@hookspec(firstresult=True)
+def commonplace_decide_update(
+    note: Record, turn: Turn, candidates: Sequence[UpdateCandidate]
+) -> Sequence[UpdateDecision] | None:
+    """Decide what a new statement changes among older ones of the same user.
+
+    ``note`` is the new note (not stored yet), ``turn`` the turn it was written from,
+    ``candidates`` the older statements it may be about: those with its fact key and
+    the nearest by meaning and by words, each with its cosine similarity to the note.
+    Return one :class:`~commonplace.UpdateDecision` per older statement the note
+    changes (``replaces``: it held until now; ``disputes``: both may not hold, neither is
+    sure, and every recall that shows either marks both), an empty sequence when it
+    changes none, or ``None`` to let the next plugin decide. Each decision's reason is
+    kept for ``explain`` and the audit log. A decision about a record that is not a
+    candidate is refused. The built-in rules are offline and precise first: a statement
+    about someone else, a plan or an addition never replaces anything.
     """
 
 

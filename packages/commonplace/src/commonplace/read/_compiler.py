@@ -12,7 +12,7 @@ one token-budgeted block in authority order.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -70,7 +70,13 @@ class RecallCompiler:
         embedder: Embedder,
         config: Config,
         signals: Sequence[ScoreSignal],
+        card_as_of: Callable[[Scope, datetime, str], str] | None = None,
     ) -> None:
+        """``card_as_of(scope, when, kind)``: the text of a card (the profile card, a
+        thread's rolling summary) as it was at ``when``, shown by a recall ``as_of`` then
+        (without it, such a recall shows none: today's would tell the past what it did
+        not know yet)."""
+        self._card_as_of = card_as_of
         self._backend = backend
         self._embedder = embedder
         self._config = config
@@ -148,32 +154,49 @@ class RecallCompiler:
         }
         # everything the context may show is checked, whatever section it lands in
         considered = {r.id: r for r in [i.record for i in relevant] + hot + recent}
+        disputed, partners = self._disputes(considered, scope, as_of)
+        relevant += self._score(partners, vector, query, now, best, first.vectors)
+        considered.update((r.id, r) for r in partners)
         flags = find_disagreements(list(considered.values()))
+        known = {(f.first, f.second) for f in flags} | {(f.second, f.first) for f in flags}
+        flags += [d for d in disputed if (d.first, d.second) not in known]
         flagged = {rid for d in flags for rid in (d.first, d.second)}
         relevant = [_flag_note(i, flags) if i.record.id in flagged else i for i in relevant]
-        profile = first.cards[0]
-        rolling = first.cards[1] if scope.thread else None
+        profile_text = first.cards[0].text if first.cards[0] else ""
+        rolling_text = first.cards[1].text if scope.thread and first.cards[1] else ""
+        if as_of is not None:
+            profile_text = self._card_then(scope, as_of, PROFILE_CARD)
+            rolling_text = self._card_then(scope, as_of, ROLLING_SUMMARY) if scope.thread else ""
         relevant = self._with_excerpts(query, relevant, scope)
         shown = {i.record.id for i in relevant} | hot_ids
         fresh = [r for r in recent if r.id not in shown]
+        # a replaced statement is shown as past, with what replaced it, in every section
+        past = {} if as_of is not None else self._past_notes([*considered.values()], scope)
+        relevant = [_with_note(i, past.get(i.record.id)) for i in relevant]
         sections = [
-            Section("Profile", _text_lines(profile.text if profile else "", 6.0), share=0.2),
+            Section("Profile", _text_lines(profile_text, 6.0), share=0.2),
             Section(
                 "Conversation so far",
-                _text_lines(rolling.text if rolling else "", 5.0),
+                _text_lines(rolling_text, 5.0),
                 share=0.2,
             ),
             Section("Disagreements", [Line(f"! {neutralise(d.reason)}", 4.5) for d in flags]),
             Section(
                 "Always remembered",
-                [record_line(r, 4.0 - n / 1000, _hot_note(r)) for n, r in enumerate(hot)],
+                [
+                    record_line(r, 4.0 - n / 1000, _joined(_hot_note(r), past.get(r.id)))
+                    for n, r in enumerate(hot)
+                ],
                 share=0.25,
             ),
             # below every relevant note: what answers the question fills the budget first
             Section(
                 "Recent notes",
                 # oldest first, as the relevant ones: a timeline under day headings
-                [record_line(r, 0.9 - n / 1000) for n, r in reversed(list(enumerate(fresh)))],
+                [
+                    record_line(r, 0.9 - n / 1000, past.get(r.id))
+                    for n, r in reversed(list(enumerate(fresh)))
+                ],
             ),
             Section(
                 "Relevant notes",
@@ -192,6 +215,7 @@ class RecallCompiler:
             if r.id in kept
         ]
         items.sort(key=lambda i: -i.score.total)
+        items = _newer_first(items, flags)
         recall_id = "rc_" + uuid.uuid4().hex[:24]
         # what the search put forward is the few best relevant notes, not everything the
         # budget had room for: those count as ignored when unused. Only the ones about as
@@ -229,13 +253,73 @@ class RecallCompiler:
             tokens=tokens,
             included=tuple(included),
             hot=tuple(hot),
-            profile=profile.text if profile else "",
-            summary=rolling.text if rolling else "",
+            profile=profile_text,
+            summary=rolling_text,
             disagreements=tuple(flags),
             searched=searched,
             as_of=as_of,
             retrieved=retrieved,
         )
+
+    def _card_then(self, scope: Scope, when: datetime, kind: str) -> str:
+        return self._card_as_of(scope, when, kind) if self._card_as_of else ""
+
+    def _disputes(
+        self, considered: Mapping[str, Record], scope: Scope, as_of: datetime | None
+    ) -> tuple[list[Disagreement], list[Record]]:
+        """The disputes naming a record the context may show (as of ``as_of``), and the
+        other side of each when it is not among them: both are shown, both marked. A side
+        replaced since stands for what replaced it (the chain's head): "moved my account
+        to Revolut" disputed "I bank with Millennium", and Santander replaced Revolut."""
+        found = [
+            d for d in self._backend.disputes_of(list(considered)) if as_of is None or d.at <= as_of
+        ]
+        if not found:
+            return [], []
+        have: dict[str, Record] = dict(considered)
+        wanted = {rid for d in found for rid in (d.newer, d.older)} - have.keys()
+        for _ in range(_MAX_CHAIN):
+            if not wanted:
+                break
+            read = [
+                r
+                for r in self._backend.get_records(sorted(wanted))
+                if r.status is Status.ACTIVE and scope.contains(r.scope)
+            ]
+            have.update((r.id, r) for r in read)
+            wanted = {r.superseded_by for r in read if r.superseded_by} - have.keys()
+            wanted = wanted if as_of is None else set()
+        flags: list[Disagreement] = []
+        partners: dict[str, Record] = {}
+        for d in found:
+            newer, older = (
+                _holding(have.get(d.newer), have, as_of),
+                _holding(have.get(d.older), have, as_of),
+            )
+            if newer is None or older is None or newer.id == older.id:
+                continue
+            flags.append(Disagreement(newer.id, older.id, f"may no longer hold: {d.reason}"))
+            partners.update((r.id, r) for r in (newer, older) if r.id not in considered)
+        return flags, list(partners.values())
+
+    def _past_notes(self, records: Sequence[Record], scope: Scope) -> dict[str, str]:
+        """For each superseded record, what its line says of it: "until 18 March 2025;
+        then: <what replaced it>" (what replaced it, read once, named only when this
+        scope may see it: a newer value said in another thread is not shown here)."""
+        superseded = [r for r in records if r.superseded_by is not None]
+        if not superseded:
+            return {}
+        known = {r.id: r for r in records}
+        wanted = sorted({r.superseded_by or "" for r in superseded} - known.keys() - {""})
+        known.update((r.id, r) for r in self._backend.get_records(wanted))
+        out: dict[str, str] = {}
+        for record in superseded:
+            successor = known.get(record.superseded_by or "")
+            if successor is not None and not scope.contains(successor.scope):
+                successor = None
+            until = f"until {_day(record.valid_to)}" if record.valid_to else "replaced"
+            out[record.id] = until + (f"; then: {_gist(successor)}" if successor else "")
+        return out
 
     def _with_excerpts(
         self, query: str, relevant: list[RecallItem], scope: Scope
@@ -429,16 +513,13 @@ def _keep_order(pool: Sequence[Candidate], totals: np.ndarray, notes: dict[str, 
     """Two rules the score alone cannot break: a superseded record never outranks
     the record that superseded it, and a summary never outranks a note it was
     derived from. A record that would is scored just below the one it must follow
-    (``totals`` is lowered in place; a superseded record's note says what it was)."""
+    (``totals`` is lowered in place)."""
     at = {c.record.id: n for n, c in enumerate(pool)}
     for n in sorted(range(len(pool)), key=lambda n: pool[n].record.kind.authority):
         record = pool[n].record
         above = [at[s] for s in record.provenance if s in at and s != record.id]
-        if record.superseded_by is not None:
-            until = f" until {record.valid_to:%Y-%m-%d}" if record.valid_to else ""
-            notes[record.id] = f"was {record.tags.value or 'true'}{until}"
-            if record.superseded_by in at:
-                above.append(at[record.superseded_by])
+        if record.superseded_by is not None and record.superseded_by in at:
+            above.append(at[record.superseded_by])
         if above:
             ceiling = min(float(totals[a]) for a in above)
             if totals[n] >= ceiling:
@@ -518,6 +599,69 @@ def _flag_note(item: RecallItem, flags: Sequence[Disagreement]) -> RecallItem:
     ]
     note = "disagrees with " + ", ".join(others) + (f"; {item.note}" if item.note else "")
     return replace(item, note=note)
+
+
+def _holding(
+    record: Record | None, have: Mapping[str, Record], as_of: datetime | None
+) -> Record | None:
+    """``record``, or what replaced it in the end (as of ``as_of``: itself, if it held)."""
+    for _ in range(_MAX_CHAIN):
+        if record is None or record.superseded_by is None:
+            return record
+        if as_of is not None:
+            return record if record.valid_at(as_of) else None
+        record = have.get(record.superseded_by)
+    return None
+
+
+def _newer_first(items: list[RecallItem], flags: Sequence[Disagreement]) -> list[RecallItem]:
+    """The items in score order, but a replaced statement after what replaced it, and the
+    older of two disputed ones after the newer: a change the rules were not sure of is
+    still more likely to hold than what it changed (the last moves win)."""
+    by_id = {i.record.id: i for i in items}
+    pairs = [
+        (i.record.superseded_by, i.record.id) for i in items if i.record.superseded_by in by_id
+    ]
+    for flag in flags:
+        if flag.first in by_id and flag.second in by_id:
+            a, b = by_id[flag.first].record, by_id[flag.second].record
+            pairs.append((a.id, b.id) if a.created_at >= b.created_at else (b.id, a.id))
+    order = [i.record.id for i in items]
+    for _ in range(len(pairs) + 1):  # each pass settles at least one pair, or none is left
+        moved = False
+        for first, then in pairs:
+            if order.index(then) < order.index(first):
+                order.remove(then)
+                order.insert(order.index(first) + 1, then)
+                moved = True
+        if not moved:
+            break
+    return [by_id[rid] for rid in order]
+
+
+def _with_note(item: RecallItem, note: str | None) -> RecallItem:
+    return item if note is None else replace(item, note=_joined(note, item.note))
+
+
+def _joined(*notes: str | None) -> str | None:
+    said = [n for n in notes if n]
+    return "; ".join(said) if said else None
+
+
+def _day(when: datetime) -> str:
+    return f"{when.day} {when:%B %Y}"
+
+
+_GIST_WORDS = 14
+
+
+def _gist(record: Record) -> str:
+    """What replaced a statement, briefly: its value, or its first words."""
+    if record.tags.value:
+        return record.tags.value
+    text = record.text.removeprefix("The user ").rstrip(".")
+    words = text.split()
+    return " ".join(words[:_GIST_WORDS]) + ("…" if len(words) > _GIST_WORDS else "")
 
 
 def _asked_turn(query: str, scope: Scope) -> str:

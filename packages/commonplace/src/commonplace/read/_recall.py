@@ -15,14 +15,14 @@ from ._signals import Score
 class RecallItem:
     """One retrieved record, how it scored, and what the recall says about it.
 
-    ``note`` explains anything unusual: "was 8000 until 2026-04-06" for a
-    superseded fact, "linked from nt_..." for a record reached along a link,
-    "disagrees with nt_..." for a flagged record. ``section`` is where the
-    compiled context shows it: ``"hot"`` (always remembered), ``"recent"`` (the
-    last notes) or ``"relevant"`` (found for the query); ``""`` for a search
-    result the budget left out. ``excerpt`` is the sentence of the note's own turn
-    that the context quotes beside it, when that turn holds words of the question the
-    note's text lacks (the writer dropped them).
+    ``note`` explains anything unusual: "until 6 April 2026; then: 8001" for a
+    superseded fact (shown as past, with what replaced it), "linked from nt_..." for a
+    record reached along a link, "disagrees with nt_..." for a flagged record.
+    ``section`` is where the compiled context shows it: ``"hot"`` (always
+    remembered), ``"recent"`` (the last notes) or ``"relevant"`` (found for the
+    query); ``""`` for a search result the budget left out. ``excerpt`` is the
+    sentence of the note's own turn that the context quotes beside it, when that turn
+    holds words of the question the note's text lacks (the writer dropped them).
     """
 
     record: Record

@@ -34,7 +34,7 @@ from ._protocol import (
 )
 from ._sqlite import SQLiteBackend
 from ._sqlite_connection import sqlite_path
-from ._store import LedgerKind, Reads, Store
+from ._store import Dispute, LedgerKind, Reads, Store
 
 __all__ = [
     "AccessLog",
@@ -47,6 +47,7 @@ __all__ = [
     "Card",
     "Conflict",
     "CopyReport",
+    "Dispute",
     "EmbedderPin",
     "Hit",
     "Ledger",

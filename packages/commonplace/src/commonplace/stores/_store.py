@@ -73,6 +73,9 @@ class LedgerKind(str, Enum):
     """One use of a record, with its time; refs: the record."""
     FORGOTTEN = "forgotten"
     """The id of a turn forgotten on request (no content), so a replay is not stored."""
+    DISPUTE = "dispute"
+    """Two statements that may not both hold (a change not sure enough to replace the
+    older one); key: the pair; refs: the newer and the older record."""
 
 
 AUDIT = LedgerKind.AUDIT.value
@@ -82,6 +85,7 @@ CONFLICT = LedgerKind.CONFLICT.value
 CARD = LedgerKind.CARD.value
 USE = LedgerKind.USE.value
 FORGOTTEN = LedgerKind.FORGOTTEN.value
+DISPUTE = LedgerKind.DISPUTE.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,11 +322,13 @@ class Store:
     # -- removing -----------------------------------------------------------------------
 
     def delete_records(self, record_ids: Collection[str], *, erase: bool = False) -> list[str]:
-        """Remove records for good, with their provenance, links, vectors and use log."""
+        """Remove records for good, with their provenance, links, vectors, use log and
+        disputes (a dispute with a forgotten note says nothing any more)."""
         if not record_ids:
             return []
         removed = self.backend.delete(records=record_ids, erase=erase)["records"]
         self._drop_entries(USE, refs=removed)
+        self._drop_entries(DISPUTE, refs=removed)
         return removed
 
     def delete_episodes(self, episode_ids: Collection[str], *, erase: bool = False) -> list[str]:
@@ -355,6 +361,7 @@ class Store:
         Returns how many audit entries went."""
         audit = self._drop_entries(AUDIT, refs=doomed)
         self._drop_entries(CONFLICT, refs=doomed)
+        self._drop_entries(DISPUTE, refs=doomed)
         self._drop_entries(USE, refs=doomed)
         # a card is written from the notes its scope owns (``Scope.owns``): only those are
         # stale; a card of the agent's anonymous runs never held a user's notes
@@ -376,6 +383,7 @@ class Store:
             "cards": self._drop_entries(CARD, scope=scope),
         }
         self._drop_entries(RECALL_FEEDBACK, scope=scope)
+        self._drop_entries(DISPUTE, scope=scope)
         return counts
 
     # -- links (optional) ------------------------------------------------------------------
@@ -537,6 +545,20 @@ class Store:
             done = replace(_conflict(entry), resolved_at=at, resolution=resolution)
             self.ledger.put([_conflict_entry(done)])
 
+    # -- disputes ---------------------------------------------------------------------------
+
+    def add_disputes(self, disputes: Sequence[Dispute]) -> None:
+        """Keep each pair once (the first reason given stays)."""
+        if disputes:
+            self.ledger.put([_dispute_entry(d) for d in disputes], replace=False)
+
+    def disputes_of(self, record_ids: Collection[str]) -> list[Dispute]:
+        """The disputes naming any of these records, oldest first."""
+        if not record_ids:
+            return []
+        found = [_dispute(e) for e in self.ledger.list(DISPUTE, refs=record_ids)]
+        return sorted(found, key=lambda d: (d.at, d.newer, d.older))
+
     # -- cards ------------------------------------------------------------------------------
 
     def get_card(self, scope: Scope, kind: str) -> Card | None:
@@ -586,6 +608,33 @@ def _card(entry: LedgerEntry | None, scope: Scope, kind: str) -> Card | None:
 def _card_key(scope: Scope, kind: str) -> str:
     # compact, like SQLite's json_array, which wrote the keys of stores made before the ledger
     return json.dumps([kind, *scope.parts()], ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class Dispute:
+    """A newer statement flagged against an older one it may change, and why."""
+
+    newer: str
+    older: str
+    scope: Scope
+    at: datetime
+    reason: str
+
+
+def _dispute_entry(d: Dispute) -> LedgerEntry:
+    return LedgerEntry(
+        DISPUTE,
+        f"{d.newer}:{d.older}",
+        d.scope,
+        d.at,
+        {"newer": d.newer, "older": d.older, "reason": d.reason},
+        refs=(d.newer, d.older),
+    )
+
+
+def _dispute(e: LedgerEntry) -> Dispute:
+    d = _fields(e, "newer", "older", "reason")
+    return Dispute(str(d["newer"]), str(d["older"]), _scope(e), e.at, str(d["reason"]))
 
 
 def _conflict_entry(c: Conflict) -> LedgerEntry:

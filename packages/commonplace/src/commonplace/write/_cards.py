@@ -7,8 +7,8 @@ demand), from notes only: what the assistant said can never reach them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
-from datetime import datetime
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
 
 import pluggy
 
@@ -21,6 +21,9 @@ from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Card, RecordQuery, Store
 from ._profile import ProfileCard, enforce_sticky, render_card, update_card
 
 _RECENT_FOR_VOICE = 20
+# how many of the notes that held at a past date the card as of then is written from
+_AS_OF_NOTES = 2_000
+_AN_INSTANT = timedelta(microseconds=1)
 
 
 class CardKeeper:
@@ -31,11 +34,18 @@ class CardKeeper:
         self._rules = rules
         self._hooks = hooks
 
-    def after_write(self, scopes: Iterable[Scope], *, now: datetime) -> None:
+    def after_write(
+        self, scopes: Iterable[Scope], *, now: datetime, changed: Iterable[Scope] = ()
+    ) -> None:
+        """Rewrite what enough new notes reached; ``changed``: the scopes where a note
+        replaced an older one, whose cards are rewritten now if they were written at all
+        (a card holding the replaced value would show it as current)."""
+        scopes = list(scopes)
+        forced = set(changed)
         for scope in {owner_scope(s) for s in scopes}:
-            self._maybe_rewrite(scope, PROFILE_CARD, now)
+            self._maybe_rewrite(scope, PROFILE_CARD, now, force=any(scope.owns(c) for c in forced))
         for scope in {s for s in scopes if s.thread is not None}:
-            self._maybe_rewrite(scope, ROLLING_SUMMARY, now)
+            self._maybe_rewrite(scope, ROLLING_SUMMARY, now, force=scope in forced)
 
     def profile(self, scope: Scope) -> ProfileCard:
         card = self._backend.get_card(owner_scope(scope), PROFILE_CARD)
@@ -55,15 +65,16 @@ class CardKeeper:
                 else ProfileCard()
             )
             recent = self._notes(scope, limit=_RECENT_FOR_VOICE)
+            replaced = self._replaced(new)
             proposed = self._hooks.commonplace_rewrite_profile(card=previous, notes=new)
             floor = None
             if proposed is None:
-                proposed = update_card(previous, new, recent)
+                proposed = update_card(previous, new, recent, replaced=replaced)
                 # the rule rewrite is its own floor: recent notes only set its voice
                 floor = dataclasses.replace(proposed, voice=())
             if not isinstance(proposed, ProfileCard):
                 raise PluginError("commonplace_rewrite_profile must return a ProfileCard or None")
-            card = enforce_sticky(previous, proposed, new, floor=floor)
+            card = enforce_sticky(previous, proposed, new, floor=floor, replaced=replaced)
             text = render_card(card, max_tokens=self._rules.card_tokens)
             data = {"card": card.to_json(), "notes_seen": total}
         else:
@@ -76,11 +87,48 @@ class CardKeeper:
         self._backend.put_card(written)
         return written
 
-    def _maybe_rewrite(self, scope: Scope, kind: str, now: datetime) -> None:
+    def as_of(self, scope: Scope, when: datetime, kind: str = PROFILE_CARD) -> str:
+        """The profile card (or the thread's rolling summary) as it was at ``when``:
+        written by the rules from the notes that held then (the newest ``_AS_OF_NOTES``
+        of them), or "" when none did. Cards are not kept per day: this is what the rules
+        make of the memory as it stood."""
+        owner = owner_scope(scope) if kind == PROFILE_CARD else scope
+        notes = [
+            r
+            for r in self._backend.iter_records(
+                RecordQuery(scope=owner, created_before=when + _AN_INSTANT)
+            )
+            if owner.owns(r.scope) and r.valid_at(when)
+        ]
+        notes = sorted(notes, key=lambda r: r.created_at)[-_AS_OF_NOTES:]
+        if not notes:
+            return ""
+        if kind == ROLLING_SUMMARY:
+            return rolling_summary(notes[::-1][:30], max_tokens=self._rules.summary_tokens)
+        card = update_card(ProfileCard(), notes, notes[::-1][:_RECENT_FOR_VOICE])
+        return render_card(card, max_tokens=self._rules.card_tokens)
+
+    def _replaced(self, notes: Sequence[Record]) -> dict[str, list[Record]]:
+        """By note id, the records each of ``notes`` replaced or disputed (one read)."""
+        # a disputed value leaves the card too: the card holds what is sure, and the notes
+        # show both sides, marked
+        wanted = {
+            n.id: [*n.data.get("replaces", {}), *n.data.get("disputes", {})]
+            for n in notes
+            if n.data.get("replaces") or n.data.get("disputes")
+        }
+        if not wanted:
+            return {}
+        found = {
+            r.id: r for r in self._backend.get_records({i for ids in wanted.values() for i in ids})
+        }
+        return {nid: [found[i] for i in named if i in found] for nid, named in wanted.items()}
+
+    def _maybe_rewrite(self, scope: Scope, kind: str, now: datetime, *, force: bool) -> None:
         existing = self._backend.get_card(scope, kind)
         seen = int(existing.data.get("notes_seen", 0)) if existing else 0
         total = self._count(scope)
-        if total - seen >= self._rules.rewrite_every:
+        if total - seen >= self._rules.rewrite_every or (force and existing is not None):
             self.rewrite(scope, kind, now=now, total=total)
 
     # A card is written from its owner's notes only. With a user, containment is exactly
@@ -110,7 +158,9 @@ def rolling_summary(newest_first: list[Record], *, max_tokens: int) -> str:
     """The thread so far in a few notes: the most important first, shown in order."""
     chosen: list[Record] = []
     spent = count_tokens("Earlier in this thread:")
-    current = [n for n in newest_first if n.superseded_by is None]  # only what still holds
+    # only what still holds: nothing replaced, nothing a newer note disputes
+    doubted = {rid for n in newest_first for rid in n.data.get("disputes", {})}
+    current = [n for n in newest_first if n.superseded_by is None and n.id not in doubted]
     for note in sorted(current, key=lambda n: -n.importance):
         cost = count_tokens(" " + note.text)
         if spent + cost <= max_tokens:

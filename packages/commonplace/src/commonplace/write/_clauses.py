@@ -110,7 +110,8 @@ _GERUND_SUBJECT = re.compile(
 
 # A statement opening with a verb in -ing (or "gonna") has dropped its "I'm".
 _GERUND_START = re.compile(
-    r"^(?:just |still |also |currently )?(?:(?:gonna|going to)(?! be\b)|planning to|trying to"
+    r"^(?:just |still |also |currently |mostly |usually |lately |now |finally |really )?"
+    r"(?:(?:gonna|going to)(?! be\b)|planning to|trying to"
     r"|hoping to|"
     r"(?!(?:morning|evening|nothing|something|anything|everything|thing|spring|king|ring|"
     r"wedding|building|meeting|painting|feeling|being|ceiling|during|string|swing|sibling|"

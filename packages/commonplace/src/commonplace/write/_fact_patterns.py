@@ -12,7 +12,7 @@ import re
 from . import _lexicon as lex
 
 # What can end a value: punctuation, the end, or a word that starts a new clause.
-END = r"\s*(?:[.,!;?]|$|\s+(?:now|since|with|for|because|but|and|as|from now on|these days|instead|rather than|not|that|who|which|btw|lol|haha|on the|at the|in the|too|again|anymore|after|before|until|when|where|in|on|at|to|from|so|today|yesterday|tomorrow|tonight|last|this|next)\b)"
+END = r"\s*(?:[.,](?!\d)|[!;?]|$|\s+(?:now|since|with|for|because|but|and|as|from now on|these days|instead|rather than|not|that|who|which|btw|lol|haha|on the|at the|in the|too|again|anymore|after|before|until|when|where|in|on|at|to|from|so|today|yesterday|tomorrow|tonight|last|this|next)\b)"
 _NAME = r"(?-i:[A-Z])[\w'’-]*(?:\s+(?-i:[A-Z])[\w'’-]*){0,2}"
 _ORG_WORD = r"[\w&'’-]*(?:\.[\w&'’-]+)*"
 _ORG = (

@@ -37,10 +37,11 @@ from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
 from ..errors import PluginError
 from ..read._flags import negated
-from ..stores import Conflict, RecordQuery, Store, TurnWrite
+from ..stores import AuditEntry, Conflict, Dispute, RecordQuery, Store, TurnWrite
 from . import _lexicon as lex
 from ._clauses import split_speaker
-from ._types import NoteDraft, Skip, Turn, WriteResult
+from ._decide import may_change
+from ._types import VERDICTS, NoteDraft, Skip, Turn, UpdateCandidate, UpdateDecision, WriteResult
 from ._updates import about, retracted, takes_back
 
 DUPLICATE = "duplicate: this turn is already stored in this scope"
@@ -86,6 +87,48 @@ def _replaces(
     return retraction is not None and takes_back(retraction, old.text)
 
 
+def _decision_data(decisions: Sequence[UpdateDecision]) -> dict[str, dict[str, str]]:
+    """What a note keeps of the decisions it made: by verdict, the record and the reason."""
+    out: dict[str, dict[str, str]] = {}
+    for d in decisions:
+        out.setdefault(d.verdict, {})[d.record_id] = d.reason
+    return out
+
+
+def _checked_decisions(
+    decided: object, candidates: Sequence[UpdateCandidate]
+) -> list[UpdateDecision]:
+    """The hook's answer, checked: decisions about candidates only, one per record."""
+    if decided is None:
+        return []
+    if isinstance(decided, (str, bytes)) or not isinstance(decided, Sequence):
+        raise PluginError(
+            f"commonplace_decide_update returned {type(decided).__name__}; return a list "
+            "of UpdateDecision (empty when the note changes nothing) or None"
+        )
+    allowed = {c.record.id for c in candidates}
+    out: dict[str, UpdateDecision] = {}
+    for d in decided:
+        if not isinstance(d, UpdateDecision):
+            raise PluginError(
+                f"commonplace_decide_update gave {d!r}; each decision is an UpdateDecision"
+            )
+        if d.verdict not in VERDICTS:
+            raise PluginError(
+                f"commonplace_decide_update gave the verdict {d.verdict!r}; use one of "
+                f"{', '.join(VERDICTS)}"
+            )
+        if d.record_id not in allowed:
+            raise PluginError(
+                f"commonplace_decide_update decided about {d.record_id!r}, which is not one "
+                "of the candidates it was given"
+            )
+        if not isinstance(d.reason, str) or not d.reason.strip():
+            raise PluginError("each UpdateDecision needs a reason (it is shown by explain)")
+        out.setdefault(d.record_id, d)
+    return list(out.values())
+
+
 def _same_statement(twin: Record, note: Record) -> bool:
     """Whether a very similar stored note says the same thing, so merging loses nothing."""
     return (
@@ -96,7 +139,15 @@ def _same_statement(twin: Record, note: Record) -> bool:
         and _plain(twin.tags.value or "") == _plain(note.tags.value or "")
         # "eats meat" and "doesn't eat meat" are not duplicates
         and negated(twin.text) == negated(note.text)
+        # nor "standup moved to 9:00" and "standup moved to 10:00": a value changed
+        and _values(twin.text) == _values(note.text)
     )
+
+
+def _values(text: str) -> frozenset[str]:
+    """The numbers a statement holds: what two near copies must share (names differ in
+    case between copies: "Ikea" and "ikea" are one)."""
+    return frozenset(w for w in _WORDS.findall(text) if w[:1].isdigit())
 
 
 def _plain(text: str) -> str:
@@ -148,7 +199,7 @@ class WritePipeline:
             skipped.append(reason)
         texts = {eid: t.text for t, eid in zip(turns, ids)}
         vectors = self._embed([n for n in drafts if n is not None], texts)
-        writes, kept_rows = self._plan(turns, ids, drafts, vectors)
+        writes, kept_rows, decided = self._plan(turns, ids, drafts, vectors)
         evidence = self._as_evidence(turns, writes, drafts, skipped)
         writes = [evidence.get(n, w) for n, w in enumerate(writes)]
         kept = vectors[kept_rows] if vectors is not None and kept_rows else None
@@ -165,12 +216,44 @@ class WritePipeline:
                 result_note = self._backend.get_record(note_id(eid))
                 reason = reason or DUPLICATE
             replaced = write.supersedes if is_new else ()
+            disputed: tuple[str, ...] = ()
+            if is_new and write.note is not None:
+                disputed = tuple(
+                    d.record_id for d in decided.get(write.note.id, ()) if d.verdict == "disputes"
+                )
             skip = None if result_note else reason
-            results.append(WriteResult(eid, is_new, result_note, skip, superseded=replaced))
+            results.append(
+                WriteResult(eid, is_new, result_note, skip, superseded=replaced, disputed=disputed)
+            )
         new_notes = [w.note for w, new in zip(writes, fresh) if new and w.note is not None]
         self._link(new_notes)
         self._queue_conflicts(new_notes)
+        self._record_decisions(new_notes, decided)
         return results
+
+    def _record_decisions(
+        self, notes: Sequence[Record], decided: dict[str, list[UpdateDecision]]
+    ) -> None:
+        """The audit log says which turn replaced or disputed which note, and why; a
+        dispute is kept beside the records, so that a recall showing either marks both."""
+        audit: list[AuditEntry] = []
+        disputes: list[Dispute] = []
+        for note in notes:
+            for d in decided.get(note.id, ()):
+                action = "superseded" if d.verdict == "replaces" else "disputed"
+                detail = f"by {note.id} (turn {note.provenance[0]}): {d.reason}"
+                audit.append(
+                    AuditEntry(note.created_at, note.scope, action, "update", d.record_id, detail)
+                )
+                if d.verdict == "disputes":
+                    disputes.append(
+                        Dispute(
+                            note.id, d.record_id, owner_scope(note.scope), note.created_at, d.reason
+                        )
+                    )
+        if audit:
+            self._backend.append_audit(audit)
+        self._backend.add_disputes(disputes)
 
     # -- drafting ------------------------------------------------------------------------
 
@@ -232,12 +315,17 @@ class WritePipeline:
         ids: Sequence[str],
         drafts: list[Record | None],
         vectors: Vectors | None,
-    ) -> tuple[list[TurnWrite], list[int]]:
-        """One TurnWrite per turn, and the vector rows of the notes that are kept."""
+    ) -> tuple[list[TurnWrite], list[int], dict[str, list[UpdateDecision]]]:
+        """One TurnWrite per turn, the vector rows of the notes that are kept, and what
+        each new note changes (by note id): the decisions behind its ``supersedes``,
+        and its disputes."""
         twins = self._near_duplicates([n for n in drafts if n is not None], vectors)
         writes: list[TurnWrite] = []
         kept: list[int] = []
+        decided: dict[str, list[UpdateDecision]] = {}
         newest: dict[Scope, datetime | None] = {}
+        # the notes of this batch an update later in it may change, per owner
+        earlier: dict[Scope, list[tuple[Record, Vectors]]] = {}
         row = 0
         for turn, eid, note in zip(turns, ids, drafts):
             episode = Episode(
@@ -263,10 +351,19 @@ class WritePipeline:
                 found = self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=1)
                 mine = [r for r in found if scope.owns(r.scope)]
                 newest[scope] = mine[0].created_at if mine else None
-            supersedes, late = self._updates(note, vectors[row - 1], newest=newest[scope])
+            batch = earlier.setdefault(scope, [])
+            decisions, late = self._updates(
+                note, turn, vectors[row - 1], newest=newest[scope], earlier=batch
+            )
+            supersedes = tuple(d.record_id for d in decisions if d.verdict == "replaces")
+            if decisions:
+                decided[note.id] = decisions
+                note = replace(note, data={**note.data, **_decision_data(decisions)})
+            batch[:] = [(r, v) for r, v in batch if r.id not in supersedes]
+            batch.append((note, vectors[row - 1]))
             writes.append(TurnWrite(episode, note, supersedes=supersedes, superseded_at=late))
             kept.append(row - 1)
-        return writes, kept
+        return writes, kept, decided
 
     def _near_duplicates(self, notes: list[Record], vectors: Vectors | None) -> list[Record | None]:
         """For each new note, the stored note it merely repeats (or None); one index pass
@@ -297,19 +394,26 @@ class WritePipeline:
         return out
 
     def _updates(
-        self, note: Record, vector: Vectors, *, newest: datetime | None
-    ) -> tuple[tuple[str, ...], tuple[str, datetime] | None]:
-        """What ``note`` changes among the statements already stored, looking back and
-        forward in time: the older ones it replaces (the same fact key with another value,
-        an unkeyed statement about the same subject, what a retraction takes back), and the
-        newer one that already replaced it when it arrives late (an old chat imported after
-        a newer one; only possible when it is older than ``newest``, the newest note of its
-        scope). The same-key records and the few nearest notes are each read once."""
+        self,
+        note: Record,
+        turn: Turn,
+        vector: Vectors,
+        *,
+        newest: datetime | None,
+        earlier: Sequence[tuple[Record, Vectors]],
+    ) -> tuple[list[UpdateDecision], tuple[str, datetime] | None]:
+        """What ``note`` changes among the statements already stored (and the notes of
+        this batch before it), as the ``commonplace_decide_update`` hook decides, and the
+        newer note that already replaced it when it arrives late (an old chat imported
+        after a newer one; only possible when it is older than ``newest``, the newest
+        note of its scope). The candidates are the same-key records and the few nearest
+        notes, each read once; none are looked for when nothing in the note could change
+        anything (no key, no cue of change, not late)."""
         if not self._config.supersede or note.tags.modality is not Modality.STATEMENT:
-            return (), None
+            return [], None
         owner = owner_scope(note.scope)
         key, value = note.tags.key, note.tags.value
-        older: list[str] = []
+        older: dict[str, Record] = {}
         newer: list[Record] = []
         if key is not None and value is not None:
             for r in self._backend.iter_records(
@@ -323,12 +427,13 @@ class WritePipeline:
                 if not owner.owns(r.scope) or (r.tags.value or "").lower() == value.lower():
                     continue
                 if r.created_at <= note.created_at:
-                    older.append(r.id)
+                    older[r.id] = r
                 else:
                     newer.append(r)
         retraction = retracted(note.text)
         late = newest is not None and newest > note.created_at and not negated(note.text)
-        if retraction is not None or key is not None or late:
+        similarity: dict[str, float] = {}
+        if retraction is not None or key is not None or late or may_change(turn.text):
             # the few nearest statements, by meaning and by words: all an update can reach
             for candidate in self._backend.search(
                 owner,
@@ -338,19 +443,28 @@ class WritePipeline:
                 kinds=(Kind.NOTE,),
             ):
                 other = candidate.record
-                if (
-                    other.id in older
-                    or other.superseded_by is not None
-                    or not owner.owns(other.scope)
-                ):
+                if other.superseded_by is not None or not owner.owns(other.scope):
                     continue
                 if other.created_at <= note.created_at:
-                    if _replaces(note, key, retraction, other):
-                        older.append(other.id)
+                    older.setdefault(other.id, other)
+                    similarity[other.id] = candidate.similarity
                 elif late and _replaces(other, other.tags.key, retracted(other.text), note):
                     newer.append(other)
+            for record, row in earlier:
+                older.setdefault(record.id, record)
+                similarity[record.id] = float(row @ vector)
         first = min(newer, key=lambda r: r.created_at, default=None)
-        return tuple(older), None if first is None else (first.id, first.created_at)
+        late_by = None if first is None else (first.id, first.created_at)
+        if not older:
+            return [], late_by
+        unscored = [rid for rid in older if rid not in similarity]
+        if unscored:
+            similarity.update(
+                zip(unscored, (self._backend.get_vectors(unscored) @ vector).tolist())
+            )
+        candidates = [UpdateCandidate(r, float(similarity[r.id])) for r in older.values()]
+        decided = self._hooks.commonplace_decide_update(note=note, turn=turn, candidates=candidates)
+        return _checked_decisions(decided, candidates), late_by
 
     # -- turns kept as evidence -----------------------------------------------------------
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,15 +82,23 @@ class ProfileCard:
 
 
 def update_card(
-    card: ProfileCard, notes: Sequence[Record], recent: Sequence[Record]
+    card: ProfileCard,
+    notes: Sequence[Record],
+    recent: Sequence[Record],
+    *,
+    replaced: Mapping[str, Sequence[Record]] | None = None,
 ) -> ProfileCard:
-    """The rule-based rewrite: fold new notes (oldest first) into the card."""
+    """The rule-based rewrite: fold new notes (oldest first) into the card. ``replaced``:
+    by note id, the older statements the note replaced; what the card holds of them goes
+    (the same decisions revise the card and the notes)."""
     identity = dict(card.identity)
     people = dict(card.people)
     events = list(card.events)
     threads = list(card.threads)
     preferences = list(card.preferences)
     for note in notes:
+        for old in (replaced or {}).get(note.id, ()):
+            _take_off(old, identity, people, preferences)
         tags = note.tags
         if tags.modality is Modality.STATEMENT:
             for stated in preferences_in(note.text):
@@ -126,6 +134,26 @@ def update_card(
     )
 
 
+def _take_off(
+    old: Record, identity: dict[str, str], people: dict[str, str], preferences: list[str]
+) -> None:
+    """Remove from the card's parts what a replaced statement put there."""
+    key, value = old.tags.key, old.tags.value
+    if (
+        key is not None
+        and key.subject == "user"
+        and value
+        and identity.get(key.predicate, "").lower() == value.lower()
+    ):
+        del identity[key.predicate]
+    for relation, name in relations(old.text):
+        if people.get(name) == relation:
+            del people[name]
+    for stated in preferences_in(old.text):
+        if stated in preferences:
+            preferences.remove(stated)
+
+
 def preferences_in(note_text: str) -> list[str]:
     """Stated preferences and standing instructions in a note ("Please always answer the
     user in Portuguese.", "The user prefers tea."), as card entries."""
@@ -145,6 +173,7 @@ def enforce_sticky(
     notes: Sequence[Record],
     *,
     floor: ProfileCard | None = None,
+    replaced: Mapping[str, Sequence[Record]] | None = None,
 ) -> ProfileCard:
     """Put back what the sticky rules keep, whatever the rewriter proposed.
 
@@ -152,13 +181,17 @@ def enforce_sticky(
     named people the notes state, and their life events, are always on the card.
     ``floor`` is ``update_card(previous, notes, ())`` when the caller has it already.
     """
-    floor = update_card(previous, notes, ()) if floor is None else floor
+    floor = update_card(previous, notes, (), replaced=replaced) if floor is None else floor
     contradicted = {
         n.tags.key.predicate
         for n in notes
         if n.tags.key is not None and n.tags.modality is Modality.STATEMENT
     }
     identity = dict(proposed.identity)
+    for predicate, value in previous.identity.items():
+        # what a replaced statement put on the card goes, whatever the rewriter kept
+        if predicate not in floor.identity and identity.get(predicate) == value:
+            del identity[predicate]
     for predicate, value in floor.identity.items():
         if predicate in contradicted or predicate not in identity:
             identity[predicate] = value  # identity stays until the user contradicts it

@@ -36,6 +36,7 @@ from ._clauses import (
     without_speaker,
     without_vocative,
 )
+from ._decide import says_change
 from ._fact_patterns import END as _END
 from ._fact_patterns import FACT_PATTERNS, THE_X_IS
 from ._slots import fits
@@ -355,6 +356,9 @@ def _modality(sentence: str, whole: str) -> tuple[Modality, bool]:
         and not hypothetical
         and not _JUST_HAPPENED.search(whole, whole_folded)
         and not (_PAST_VERB.search(whole, whole_folded) and _WHEN.search(whole, whole_folded))
+        # "ditched VS Code for Neovim lol", "turns out I'm O positive lol": a change told
+        # with a laugh is still the change
+        and not says_change(whole)
     ):
         return Modality.JOKE, False
     if hypothetical:

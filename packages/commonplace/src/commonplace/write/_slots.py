@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .._text import STOPWORDS
+from .._text import STOPWORDS, content_terms
 from . import _lexicon as lex
 
 _NAME_WORD = re.compile(r"[A-Z][\w'’.-]*")
@@ -85,3 +85,36 @@ _CHECKS = {
     "partner": _person,
     "age": _age,
 }
+
+
+# The words people name one slot of their life with, in other words each time: "I bank
+# with Millennium" and "moved my account to Revolut" are one slot, as are "my manager is
+# Beatriz" and "now I report to Duarte". An update that names none of the old statement's
+# own words is read as being about it when both use words of one group.
+_SLOT_GROUPS = (
+    "bank banking account savings",
+    "manager boss report reports reporting supervisor lead",
+    "live lives living settled city town flat apartment house neighbourhood neighborhood renting",
+    "work works working job employer company hired joined",
+    "phone mobile smartphone",
+    "car drive drives driving vehicle",
+    "gym train trains training workout member membership fitness bouldering climbing",
+    "doctor gp dentist practice",
+    "coffee order cafe café latte espresso",
+    "shell terminal",
+    "editor ide",
+    "school class teacher",
+    "diet vegetarian vegan pescatarian keto",
+    "language speak speaks speaking",
+    "card pay pays paying spending",
+    "team group squad",
+    "password passcode code pin",
+)
+
+
+def slot_groups(terms: frozenset[str]) -> frozenset[int]:
+    """Which slot groups these (stemmed) words name."""
+    return frozenset(n for n, group in enumerate(_GROUP_TERMS) if terms & group)
+
+
+_GROUP_TERMS = tuple(content_terms(g) for g in _SLOT_GROUPS)

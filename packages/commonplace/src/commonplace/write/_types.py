@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from .._records import Record, Role, Tags
 from .._scope import Scope, coerce_scope
@@ -81,7 +81,8 @@ class WriteResult:
     ``created`` is False when the same turn was already stored in this scope
     (nothing was written again). ``note`` is the turn's note, new or existing;
     when there is none, ``skipped`` says why. ``superseded`` names the records the
-    new note replaced (a newer value of the same fact).
+    new note replaced (a newer value of the same fact), ``disputed`` those it was
+    flagged against (a change not sure enough to replace them).
     """
 
     episode_id: str
@@ -89,3 +90,29 @@ class WriteResult:
     note: Record | None = None
     skipped: str | None = None
     superseded: tuple[str, ...] = ()
+    disputed: tuple[str, ...] = ()
+
+
+Verdict = Literal["replaces", "disputes"]
+VERDICTS: tuple[Verdict, ...] = ("replaces", "disputes")
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateCandidate:
+    """An older statement a new note may change: a stored note of the same owner (or an
+    earlier note of the same batch), and its cosine similarity to the new note."""
+
+    record: Record
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateDecision:
+    """What a new note does to one older statement, and why (shown by ``explain`` and the
+    audit log). ``replaces``: the old statement held until the new note's time and is
+    shown as past from then on. ``disputes``: the two may not both hold, and neither is
+    sure; both stay current and every recall that shows either marks both."""
+
+    record_id: str
+    verdict: Verdict
+    reason: str
