@@ -180,7 +180,7 @@ def test_a_replaced_note_is_explained_audited_and_shown_as_past_with_what_replac
     text = memory.recall("what bike do I ride?", scope="ana").text
     line = next(ln for ln in text.splitlines() if "Brompton to work" in ln)
     when = f"{old.created_at + timedelta(days=13):%-d %B %Y}"
-    assert f"(until {when}; then: sold the Brompton" in line
+    assert f"(until {when}; then: Cannondale)" in line
     # a question about the past still finds the old note
     past = memory.recall("what bike did I ride before?", scope="ana").text
     assert "Brompton to work" in past

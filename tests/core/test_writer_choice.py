@@ -145,6 +145,9 @@ def test_a_turn_is_evidence_only_of_its_own_conversation_and_session(
 def test_a_job_on_the_card_is_an_occupation(memory: Memory) -> None:
     fan = memory.write("I'm a huge Celtic supporter, never miss a game.", scope="ana").note
     assert fan is not None and fan.tags.key is None
+    # how well someone cooks is no trade
+    cook = memory.write("honestly I'm a terrible cook, I live on toast", scope="ana").note
+    assert cook is not None and cook.tags.key is None
     nurse = memory.write("I'm a nurse at St Mary's.", scope="ana").note
     assert nurse is not None and nurse.tags.key == FactKey("user", "job")
     memory.rewrite_profile(scope="ana")

@@ -15,10 +15,12 @@ update in everyday words, a few more days of chat, then the question. The classe
   else ("my wife's car is a Tesla"), a plan ("thinking about moving to Ally"), an addition
   ("picked up the trombone too"), a question.
 
-Cases are ``dev`` (looked at while the rules were written) or ``holdout`` (every third
-case of each class, scored and never looked at). Every system is judged on the context
-it hands the model, line by line (a system's rendering of a past value counts only when
-the line says so: "until <date>", "replaced", "disagrees with"):
+Cases are ``dev`` (looked at while the rules were written), ``holdout`` (every third case
+of each class; scored once blind, then its misses were read and the rules fixed by class,
+so it is no longer blind) and ``fresh`` (28 cases written after that, scored once, blind).
+Every system is judged on the context it hands the model, line by line (a system's
+rendering of a past value counts only when the line says so: "until <date>", "replaced",
+"disagrees with"):
 
 - **stale**: a line names the old value, not the new one, and is not marked as past or
   disputed (a line naming both is the update itself, which a reader understands);
@@ -221,6 +223,7 @@ def run(embedder: CachedEmbedder, ctx: RunContext, *, split: str | None = None) 
     questions = {q for c in cases for q in (c.question, c.past_question) if q}
     embedder.prime(sorted(texts | questions))
     out: dict[str, Any] = {}
+    every: dict[str, dict[str, dict[str, bool | None]]] = {}
     for key in SYSTEMS:
         if key not in ctx.specs:
             continue
@@ -237,12 +240,29 @@ def run(embedder: CachedEmbedder, ctx: RunContext, *, split: str | None = None) 
             finally:
                 system.close()
         out[label] = summarise(cases, verdicts)
+        every[label] = verdicts
     return {
         "cases": len(cases),
         "updates": sum(c.cls != "lookalike" for c in cases),
         "lookalikes": sum(c.cls == "lookalike" for c in cases),
         "split": split or "all",
         "systems": out,
+        "verdicts": every,
+    }
+
+
+def by_split(result: dict[str, Any], split: str) -> dict[str, Any]:
+    """The result as if only the ``split`` cases (dev or holdout) had been run."""
+    cases = [c for c in load(split=split) if c.id in next(iter(result["verdicts"].values()), {})]
+    return {
+        "cases": len(cases),
+        "updates": sum(c.cls != "lookalike" for c in cases),
+        "lookalikes": sum(c.cls == "lookalike" for c in cases),
+        "split": split,
+        "systems": {
+            name: summarise(cases, verdicts) for name, verdicts in result["verdicts"].items()
+        },
+        "verdicts": result["verdicts"],
     }
 
 
@@ -331,12 +351,55 @@ def table(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+def page(
+    parts: Sequence[dict[str, Any]],
+    *,
+    embedder: str,
+    argv: Sequence[str] | None,
+    supersession: dict[str, Any] | None = None,
+) -> str:
+    """The workload's page: how it is judged, a table per split, and the older
+    supersession workload's table (facts restated with light everyday variation)."""
+    import sys
+
+    from ..page import _supersession_tables
+
+    command = "python -m commonplace_bench.workloads.everyday_updates " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
+    doc = (__doc__ or "").split("``python -m", 1)[0].strip()
+    lines = [
+        "# Everyday updates and look-alikes",
+        "",
+        "<!-- written by commonplace_bench.workloads.everyday_updates --output; do not edit -->",
+        "",
+        doc,
+        "",
+        f"Embedder: {embedder}. Command: `{command.strip()}`.",
+        "",
+    ]
+    for part in parts:
+        lines += [*table(part), ""]
+    if supersession is not None:
+        lines += [
+            "## The supersession workload",
+            "",
+            "The bench's older workload (workload 2 of [Benchmarks](benchmarks.md)): facts "
+            "changed two or three times over a year among small talk, asked now and as of a "
+            "date; the first retrieved record naming any value must name the one that holds.",
+            "",
+            *_supersession_tables(supersession),
+            "",
+        ]
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from ..embedding import EMBEDDERS, load_embedders
     from ..harness import system_specs
 
     parser = argparse.ArgumentParser(prog="python -m commonplace_bench.workloads.everyday_updates")
-    parser.add_argument("--split", choices=("dev", "holdout", "all"), default="all")
+    parser.add_argument("--split", choices=("dev", "holdout", "fresh", "all"), default="all")
     parser.add_argument("--embedder", choices=sorted(EMBEDDERS), default="minilm")
     parser.add_argument(
         "--skip", action="append", default=[], help="leave out systems (comma-separated)"
@@ -344,6 +407,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--nlm-python", default=None)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--misses", action="store_true", help="list the updates that fail")
+    parser.add_argument("--output", type=Path, help="write the page (all, dev and holdout)")
     args = parser.parse_args(argv)
     import tempfile
 
@@ -361,7 +425,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit(f"the embedder did not load: {failed}")
         split = None if args.split == "all" else args.split
         result = run(loaded[0].embedder, ctx, split=split)
+        older: dict[str, Any] | None = None
+        if args.output is not None:
+            from . import supersession
+
+            older = supersession.run(loaded[0].embedder, ctx)
     print("\n".join(table(result)))
+    if args.output is not None:
+        names = ("dev", "holdout", "fresh")
+        parts = [result] if split else [result, *(by_split(result, n) for n in names)]
+        text = page(parts, embedder=args.embedder, argv=argv, supersession=older)
+        args.output.write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}")
     if args.misses:
         for name, v in result["systems"].items():
             print(f"{name}: {', '.join(v['missed']) or 'none'}", end="; ")

@@ -31,7 +31,7 @@ from .._records import (
 )
 from .._scope import Scope
 from .._scope import owner_scope as card_scope
-from .._text import WORD, keyword_coverage
+from .._text import WORD, keyword_coverage, sentences
 from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
 from ..stores import (
@@ -157,9 +157,11 @@ class RecallCompiler:
         disputed, partners = self._disputes(considered, scope, as_of)
         relevant += self._score(partners, vector, query, now, best, first.vectors)
         considered.update((r.id, r) for r in partners)
-        flags = find_disagreements(list(considered.values()))
-        known = {(f.first, f.second) for f in flags} | {(f.second, f.first) for f in flags}
-        flags += [d for d in disputed if (d.first, d.second) not in known]
+        logical = find_disagreements(list(considered.values()))
+        known = {(f.first, f.second) for f in logical} | {(f.second, f.first) for f in logical}
+        # a dispute marks its two lines; only a logical contradiction also takes a line of
+        # its own (on long conversations those lines cost more evidence than they give)
+        flags = logical + [d for d in disputed if (d.first, d.second) not in known]
         flagged = {rid for d in flags for rid in (d.first, d.second)}
         relevant = [_flag_note(i, flags) if i.record.id in flagged else i for i in relevant]
         profile_text = first.cards[0].text if first.cards[0] else ""
@@ -180,7 +182,7 @@ class RecallCompiler:
                 _text_lines(rolling_text, 5.0),
                 share=0.2,
             ),
-            Section("Disagreements", [Line(f"! {neutralise(d.reason)}", 4.5) for d in flags]),
+            Section("Disagreements", [Line(f"! {neutralise(d.reason)}", 4.5) for d in logical]),
             Section(
                 "Always remembered",
                 [
@@ -318,7 +320,7 @@ class RecallCompiler:
             if successor is not None and not scope.contains(successor.scope):
                 successor = None
             until = f"until {_day(record.valid_to)}" if record.valid_to else "replaced"
-            out[record.id] = until + (f"; then: {_gist(successor)}" if successor else "")
+            out[record.id] = until + (f"; then: {_gist(successor, record)}" if successor else "")
         return out
 
     def _with_excerpts(
@@ -652,13 +654,24 @@ def _day(when: datetime) -> str:
     return f"{when.day} {when:%B %Y}"
 
 
-_GIST_WORDS = 14
+_GIST_WORDS = 10
+_GIST_NAMES = 4
 
 
-def _gist(record: Record) -> str:
-    """What replaced a statement, briefly: its value, or its first words."""
+def _gist(record: Record, old: Record) -> str:
+    """What replaced a statement, briefly: its value, else the names and numbers it says
+    that the old one did not ("Skoda Octavia", "the Mater"), else its first words."""
     if record.tags.value:
         return record.tags.value
+    known = {w.lower() for w in WORD.findall(old.text)}
+    names = [
+        w
+        for sentence in sentences(record.text)
+        for w in WORD.findall(sentence)[1:]
+        if (w[:1].isupper() or w[:1].isdigit()) and w.lower() not in known | {"user"}
+    ]
+    if names:
+        return " ".join(dict.fromkeys(names[:_GIST_NAMES]))
     text = record.text.removeprefix("The user ").rstrip(".")
     words = text.split()
     return " ".join(words[:_GIST_WORDS]) + ("…" if len(words) > _GIST_WORDS else "")

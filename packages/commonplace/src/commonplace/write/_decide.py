@@ -60,6 +60,10 @@ _NEW_VALUE = re.compile(r"\s(?:for|to|with|and|so|because|after|since|now)\s.*$"
 _CHANGE = re.compile(
     r"\b(?:now|these days|nowadays|at the moment|lately|currently|mostly|any ?more|"
     r"from now on|this year|these past|instead|"
+    # "on Hill's food since last month": a state that began lately
+    r"since (?:last|this) (?:week|month|year|spring|summer|autumn|fall|winter|term)|"
+    r"since (?:january|february|march|april|may|june|july|august|september|october|"
+    r"november|december)|"
     # a move to the new value, the old one unnamed ("moved my account to Santander")
     r"(?:moved|switched|changed|went over|transferred|upgraded|downgraded|relocated)"
     r"(?: [\w']+){0,3} (?:to|into|onto)|settled in)\b",
@@ -95,7 +99,12 @@ _TENTATIVE = re.compile(
     re.IGNORECASE,
 )
 _ADDITIVE = re.compile(r"\b(?:also|too|as well|still|another|besides|on top of)\b", re.IGNORECASE)
-_NUMBER = re.compile(r"(?<![\w.])(\d[\d,.]*)\s*([a-z%€$£]*)", re.IGNORECASE)
+# a number in digits or in words ("four coffees a day"), and the unit said after it
+_NUMBER = re.compile(
+    r"(?<![\w.])(\d[\d,.]*|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+    r"twelve|fifteen|twenty|thirty|forty|fifty|hundred)\b)\s*([a-z%€$£]*)",
+    re.IGNORECASE,
+)
 # the same person, however the user names them
 _SAME_PERSON = {
     "gran": "grandma",
@@ -217,8 +226,9 @@ class RuleUpdateDecider:
             else []
         )
         # the speaker's own name is no value an ending can name ("They've been there
-        # through everything, Caroline")
-        own = content_terms(" ".join(selves))
+        # through everything, Caroline"), nor is someone else's thing ("my running buddy
+        # swapped his Garmin")
+        own = content_terms(" ".join(selves)) | _someone_elses(turn.text)
         numbers = _numbers(said)
         quantity = _QUANTITY.search(said) if numbers else None
         cue = _CORRECTION.search(said) or _CHANGE.search(said)
@@ -260,7 +270,9 @@ class RuleUpdateDecider:
             theirs = _holders(old.text, selves)[0]
             slot = _slot_terms(old.text, selves)
             mentioned = holders + [h for h in unnamed if h.slot & slot]
-            if not any(h.same(theirs) for h in mentioned):
+            if not any(h.same(theirs) for h in mentioned) and not _sets_their(
+                theirs, holders, mine
+            ):
                 continue  # about someone or something else
             # "my cousin" for "my cousin Mateo", "he" for "my brother": maybe the same
             # person; only a change that names the old value replaces then
@@ -347,6 +359,23 @@ def _closest(matches: list[tuple[UpdateCandidate, bool]], reason: str) -> list[U
     ]
 
 
+def _someone_elses(text: str) -> frozenset[str]:
+    """The words of what a turn says is someone else's ("his Garmin", "her old school")."""
+    found = re.findall(r"\b(?:his|her|their)\s+((?:[\w'’-]+\s+){0,1}[\w'’-]+)", text, re.I)
+    return content_terms(" ".join(found))
+
+
+def _sets_their(theirs: _Holder, holders: Sequence[_Holder], mine: frozenset[str]) -> bool:
+    """Whether the speaker changes a thing of someone's ("dropped the tablet limit to 60"
+    for "the kids' tablet limit is 90"): the old statement's thing, named by the speaker."""
+    return (
+        bool(theirs.chain)
+        and bool(theirs.slot)
+        and theirs.slot <= mine
+        and any(not h.chain and not h.anyone and h.named for h in holders)
+    )
+
+
 def _without_cue(
     note: Record, old: Record, retraction: frozenset[str] | None
 ) -> list[UpdateDecision] | None:
@@ -358,6 +387,15 @@ def _without_cue(
         if _plain(old.tags.value) == _plain(value):
             return []
         return [_replaces(old, f"the same fact ({key.predicate}) with a new value")]
+    if key is not None and old.tags.key is not None and value and old.tags.value:
+        # "the lock code is 4417" for "my bike lock code is 4471": one slot, named shorter
+        mine, theirs = set(key.predicate.split()), set(old.tags.key.predicate.split())
+        if (
+            key.subject == old.tags.key.subject
+            and (mine < theirs or theirs < mine)
+            and _plain(old.tags.value) != _plain(value)
+        ):
+            return [_replaces(old, f"the same fact ({key.predicate}) with a new value")]
     if key is not None and old.tags.key is None and about(key.predicate, old.text):
         return [_replaces(old, f"a new statement about the {key.predicate}")]
     if retraction is not None and takes_back(retraction, old.text):
@@ -387,17 +425,37 @@ def _plain(text: str) -> str:
 
 
 def _numbers(text: str) -> frozenset[str]:
-    return frozenset(m.group(1).rstrip(",.").replace(",", "") for m in _NUMBER.finditer(text))
+    return frozenset(
+        m.group(1).rstrip(",.").replace(",", "").lower() for m in _NUMBER.finditer(text)
+    )
 
 
 def _units(text: str) -> frozenset[str]:
-    """The units numbers are said in ("62k", "16 km", "500 Mbps": k, km, mbps)."""
+    """The units numbers are said in ("62k", "16 km", "500 Mbps": k, km, mbps), each
+    written one way ("60 min" and "90 minutes" share one)."""
     return frozenset(
-        stemmed
+        _UNIT_NAMES.get(stemmed, stemmed)
         for m in _NUMBER.finditer(text)
         if m.group(2)
         for stemmed in content_terms(m.group(2))
     )
+
+
+_UNIT_NAMES = {
+    "min": "minut",
+    "mins": "minut",
+    "hr": "hour",
+    "hrs": "hour",
+    "h": "hour",
+    "sec": "second",
+    "secs": "second",
+    "kg": "kilo",
+    "kilogram": "kilo",
+    "km": "kilometr",
+    "kms": "kilometr",
+    "quid": "pound",
+    "buck": "dollar",
+}
 
 
 # a past tense that starts a state ("moved to Porto", "switched to Monzo", "joined Canva"):

@@ -428,9 +428,19 @@ def _clean_value(raw: str) -> str:
     return _ARTICLE.sub("", value)
 
 
+# words no slot's name holds: a "predicate" with one spans two clauses, or an adverb
+# ("my cousin just moved")
+_NOT_IN_A_PREDICATE = frozenset(
+    "so and but because then when while since if or just also still really finally".split()
+)
+
+
 def _predicate(raw: str, value: str, match: re.Match[str], body: str) -> tuple[str, str]:
     """The predicate named by a generic "my X is Y" pattern, or "" when it is not a fact."""
     predicate = _CURRENCY.sub("", raw.strip().lower())
+    if set(predicate.split()) & _NOT_IN_A_PREDICATE:
+        # "our group so Tomasz is my manager": a clause ran into the next, no slot's name
+        return "", value
     if predicate in _KIN_SET:
         # "my manager is Deepa": a person's name; "my sister is 30": not the user's fact
         if not value[:1].isupper():

@@ -44,10 +44,19 @@ def _occupation(value: str) -> bool:
     lowered = [w.lower() for w in words]
     if set(lowered) & lex.FAN_WORDS:
         return False
+    if lowered[0] in _ABILITY and len(lowered) > 1:
+        return False  # "a terrible cook", "a great listener": how well, not a job
     head = lowered[-1]
     if head in lex.NOT_OCCUPATIONS:
         return False
     return head in lex.OCCUPATIONS or head.endswith(lex.OCCUPATION_ENDINGS)
+
+
+# words that make "a ... cook" a judgement of someone's skill rather than their trade
+_ABILITY = frozenset(
+    """terrible awful bad good great decent horrible lousy excellent hopeless poor brilliant
+    amazing fantastic natural born keen avid okay ok rubbish shocking crap useless""".split()
+)
 
 
 def _place(value: str) -> bool:
@@ -109,6 +118,8 @@ _SLOT_GROUPS = (
     "card pay pays paying spending",
     "team group squad",
     "password passcode code pin",
+    "breakfast lunch dinner meal meals food eat eats eating morning mornings",
+    "shift shifts nights days",
 )
 
 

@@ -79,7 +79,7 @@ PAST_FORMS = tuple(
     drank chose spoke rode drew grew shook stole hid bit fought sought held led fed bled
     bred sped slept swept wept crept dealt meant burnt learnt dreamt leapt lent bent sent
     shot lit slid spun stuck struck hung dug clung flung swung rang sprang sank shrank
-    stank began became forgave overcame undertook understood withdrew""".split()
+    stank began became forgave overcame undertook understood withdrew cut set shut""".split()
 )
 # Words between "I" and its verb that leave the verb where it is: "I really love" ->
 # "Maya really loves". Any other -ly word is one too.
