@@ -73,7 +73,13 @@ def test_the_workload_reads_writes_and_scores_a_locomo_shaped_file(
     ours = tables["all"]["commonplace@1500"]
     assert ours["all"] == 1.0  # every evidence turn of this small chat is traced back
     assert 0 < ours["tokens"] < 1500 and ours["answer words"] > 0.5
-    assert set(tables["all"]) == {"commonplace@1500", "rag@1500", "rag@3000"}
+    assert set(tables["all"]) == {
+        "commonplace@1500",
+        "rag@1500",
+        "rag@3000",
+        "hybrid@1500",
+        "hybrid@3000",
+    }
     assert "| commonplace@1500 |" in capsys.readouterr().out
 
 
@@ -83,7 +89,7 @@ DEV = os.environ.get("COMMONPLACE_LOCOMO")
 @pytest.mark.parametrize("path", [DEV] if DEV else [])
 def test_on_the_dev_split_commonplace_at_1500_keeps_up_with_rag_at_3000(path: str) -> None:
     conversations = locomo.load(path, limit=1)
-    tables = locomo.evaluate(conversations, embedder_key="hashing")
+    tables = locomo.evaluate(conversations, embedder_key="hashing", hybrid_budgets=())
     rows = tables["all"]
     assert rows["commonplace@1500"]["all"] >= rows["rag@3000"]["all"]
     assert rows["commonplace@1500"]["tokens"] <= 1500

@@ -14,10 +14,13 @@ the share of its evidence turns whose episode is in the provenance of a record t
 compiled context shows (a record the context does not show earns nothing); "answer
 words" is the share of the gold answer's content words present in the context, a check
 on content that provenance alone cannot give. Plain RAG embeds the raw turns with the
-same embedder and packs the best ones, whole, into the same budget.
+same embedder and packs the best ones, whole, into the same budget; hybrid search ranks
+them by BM25 and cosine similarity fused by reciprocal rank (``commonplace_bench.hybrid``)
+and packs them the same way.
 
 ``python -m commonplace_bench.locomo PATH [--embedder default|hashing|minilm]
-[--budget 1500] [--rag-budgets 1500,3000] [--convs N] [--json OUT] [--no-progress]``
+[--budget 1500] [--rag-budgets 1500,3000] [--hybrid-budgets 1500,3000] [--convs N]
+[--json OUT] [--no-progress]``
 prints one table per conversation and one for all, as Markdown; while it runs, a bar on
 stderr counts the questions asked when stderr is a terminal.
 """
@@ -40,6 +43,8 @@ import numpy as np
 from commonplace import Memory, count_tokens
 from commonplace.embedders import Embedder
 from commonplace.progress import ProgressBar, checked_progress
+
+from .hybrid import BM25, fused_order
 
 __all__ = [
     "CATEGORIES",
@@ -194,18 +199,30 @@ def run_commonplace(
 
 
 def run_rag(
-    conversation: Conversation, *, embedder: Embedder, budgets: Sequence[int]
+    conversation: Conversation,
+    *,
+    embedder: Embedder,
+    budgets: Sequence[int],
+    hybrid: bool = False,
 ) -> dict[int, list[QuestionResult]]:
-    """Plain top-k over the raw turns: the best turns, whole, until the budget is spent."""
+    """Plain top-k over the raw turns: the best turns, whole, until the budget is spent.
+
+    With ``hybrid`` the turns are ranked by BM25 and cosine similarity fused by reciprocal
+    rank (``commonplace_bench.hybrid``) instead of by cosine similarity alone."""
     texts = [t.text for t in conversation.turns]
     costs = [count_tokens(t) for t in texts]
     matrix = _unit(np.asarray(embedder.embed(texts), np.float32))
     queries = _unit(
         np.asarray(embedder.embed([q.text for q in conversation.questions]), np.float32)
     )
+    keywords = BM25(texts) if hybrid else None
     out: dict[int, list[QuestionResult]] = {b: [] for b in budgets}
     for question, vector in zip(conversation.questions, queries):
-        order = np.argsort(-(matrix @ vector), kind="stable")
+        similarity = matrix @ vector
+        if keywords is None:
+            order = np.argsort(-similarity, kind="stable")
+        else:
+            order = fused_order(similarity, keywords.scores(question.text))
         for budget in budgets:
             used, found, shown = 0, set(), []
             for j in order:
@@ -279,6 +296,7 @@ def evaluate(
     embedder_key: str = "default",
     budget: int = 1500,
     rag_budgets: Sequence[int] = (1500, 3000),
+    hybrid_budgets: Sequence[int] = (1500, 3000),
     top_k: int | None = None,
     progress: bool | None = None,
 ) -> dict[str, dict[str, dict[str, float]]]:
@@ -298,7 +316,7 @@ def evaluate(
     ) as bar:
         for conversation in conversations:
             tables[conversation.sample_id] = _evaluate_one(
-                conversation, embedder, budget, rag_budgets, top_k, every
+                conversation, embedder, budget, rag_budgets, hybrid_budgets, top_k, every
             )
             bar.update(len(conversation.questions))
     tables["all"] = {name: summarise(r) for name, r in every.items()}
@@ -310,6 +328,7 @@ def _evaluate_one(
     embedder: Embedder | None,
     budget: int,
     rag_budgets: Sequence[int],
+    hybrid_budgets: Sequence[int],
     top_k: int | None,
     every: dict[str, list[QuestionResult]],
 ) -> dict[str, dict[str, float]]:
@@ -325,6 +344,10 @@ def _evaluate_one(
         rag_embedder = embedder
     for b, results in run_rag(conversation, embedder=rag_embedder, budgets=rag_budgets).items():
         systems[f"rag@{b}"] = results
+    if hybrid_budgets:
+        fused = run_rag(conversation, embedder=rag_embedder, budgets=hybrid_budgets, hybrid=True)
+        for b, results in fused.items():
+            systems[f"hybrid@{b}"] = results
     for name, results in systems.items():
         every[name].extend(results)
     return {name: summarise(r) for name, r in systems.items()}
@@ -338,6 +361,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--embedder", default="default", help="default | hashing | minilm")
     parser.add_argument("--budget", type=int, default=1500)
     parser.add_argument("--rag-budgets", default="1500,3000")
+    parser.add_argument(
+        "--hybrid-budgets",
+        default="1500,3000",
+        help="budgets of the hybrid baseline (BM25 + dense, reciprocal rank fusion); '' for none",
+    )
     parser.add_argument("--convs", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--top-k", type=int, default=None)
     parser.add_argument("--json", type=Path, default=None, help="also write the numbers here")
@@ -353,6 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         embedder_key=args.embedder,
         budget=args.budget,
         rag_budgets=[int(b) for b in args.rag_budgets.split(",")],
+        hybrid_budgets=[int(b) for b in args.hybrid_budgets.split(",") if b.strip()],
         top_k=args.top_k,
         progress=False if args.no_progress else None,
     )
