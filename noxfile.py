@@ -90,10 +90,11 @@ def tests(session: nox.Session) -> None:
     stopped afterwards. Point COMMONPLACE_WEAVIATE_URL at your own server to use it instead.
     The docs tools come too: tests/test_docs.py builds the site."""
     session.install(*PACKAGES, *TEST_DEPS, *DOCS_DEPS)
-    _system_chromium(session)
+    env = {**_system_chromium(session), **_test_env()}
     if os.environ.get("COMMONPLACE_WEAVIATE_URL"):
-        session.run("pytest", *(session.posargs or ["tests"]), env=_test_env())
+        session.run("pytest", *(session.posargs or ["tests"]), env=env)
         return
+    _weaviate_builds(session)
     session.run("commonplace-weaviate", "server", "install")  # pinned version, cached binary
     pidfile = Path(session.create_tmp()) / "weaviate.json"
     session.run("commonplace-weaviate", "server", "start", "--pidfile", str(pidfile))
@@ -102,24 +103,58 @@ def tests(session: nox.Session) -> None:
         session.run(
             "pytest",
             *(session.posargs or ["tests"]),
-            env={"COMMONPLACE_WEAVIATE_URL": url, **_test_env()},
+            env={"COMMONPLACE_WEAVIATE_URL": url, **env},
         )
     finally:
         session.run("commonplace-weaviate", "server", "stop", "--pidfile", str(pidfile))
 
 
-def _system_chromium(session: nox.Session) -> None:
-    """Debian's Chromium for the inspector's browser tests, from apt when it is missing
-    (Playwright's own browser download is never used)."""
-    if shutil.which("chromium") is None:
-        session.run("apt-get", "update", external=True)
+def _system_chromium(session: nox.Session) -> dict[str, str]:
+    """Debian's Chromium for the inspector's browser tests (Playwright's own browser download
+    is never used): installed with apt-get when it is missing and this is root (CI); for
+    anyone else, the browser tests are left out with a word on how to get it. The
+    environment the tests then need is returned."""
+    if shutil.which("chromium") or shutil.which("chromium-browser"):
+        return {}
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        session.log("installing Debian's chromium for the inspector's browser tests (once) ...")
+        session.run("apt-get", "update", "-q", external=True)
         session.run(
             "apt-get",
             "install",
             "-y",
+            "-q",
             "chromium",
             external=True,
             env={"DEBIAN_FRONTEND": "noninteractive"},
+        )
+        return {}
+    if os.environ.get("CI"):
+        session.error(
+            "CI needs Chromium for the inspector's browser tests: run as root or install it"
+        )
+    session.warn(
+        "Chromium is not installed, so the inspector's browser tests are left out. To run "
+        "them: `sudo apt-get install chromium` (Debian, Ubuntu), or put a chromium on PATH."
+    )
+    return {"COMMONPLACE_NO_BROWSER": "1"}
+
+
+def _weaviate_builds(session: nox.Session) -> None:
+    """Refuse at once, saying what to do, when the Weaviate server can be neither found nor
+    built (its build, once, is the longest step of a first run)."""
+    cached = session.run(
+        "python",
+        "-c",
+        "from commonplace_weaviate.server import binary_path; print(binary_path().is_file())",
+        silent=True,
+    )
+    if shutil.which("go") is None and str(cached).strip() != "True":
+        session.error(
+            "the tests need a Weaviate server, built once from source with the Go toolchain, "
+            "and `go` is not on PATH: install Go 1.24 or newer (https://go.dev/doc/install or "
+            "your package manager), or run the tests against your own server with "
+            "COMMONPLACE_WEAVIATE_URL=weaviate://host:8080?grpc_port=50051 nox -s tests"
         )
 
 

@@ -308,3 +308,13 @@ def test_the_site_builds_strictly_with_no_warning(tmp_path: Path) -> None:
         assert (tmp_path / page).is_file(), page
     reference = (tmp_path / "reference" / "commonplace" / "index.html").read_text()
     assert 'id="commonplace.Memory"' in reference  # the API reference was generated
+
+
+def test_the_api_reference_opens_on_memory_and_lists_every_public_name() -> None:
+    import commonplace
+
+    page = (DOCS / "reference" / "commonplace.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^ {8}- (\w+)$", page, flags=re.MULTILINE)
+    assert listed[0] == "Memory"
+    assert sorted(listed) == sorted(n for n in commonplace.__all__ if n not in EXEMPT)
+    assert listed[-1] == "hookimpl"

@@ -31,6 +31,26 @@ def test_a_readme_example_runs_verbatim(
     exec(compile(code, f"README.md ({len(code.splitlines())} lines)", "exec"), {})
 
 
+FRAMEWORK_BLOCKS = [
+    b for b in BLOCKS if "commonplace_langgraph" in b or "commonplace_llamaindex" in b
+]
+
+
+@pytest.mark.parametrize("code", FRAMEWORK_BLOCKS, ids=["langgraph", "llamaindex"])
+def test_a_framework_example_prints_the_memory_its_model_was_given(
+    code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("COMMONPLACE_URL", raising=False)
+    exec(compile(code, "README.md", "exec"), {})
+    shown = capsys.readouterr().out
+    # the model's input holds the memory block, with what the first turn said in it
+    memory = shown.split("<memory>", 1)[1].split("</memory>", 1)[0]
+    assert "moved to Porto" in memory
+    assert "Where do I live?" in shown.split("</memory>", 1)[1]
+
+
 COMMANDS = [
     line.split("#")[0].strip()
     for block in re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)

@@ -79,7 +79,10 @@ def test_write_recall_explain_round_trip(
 def test_errors_exit_2_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     assert main(["write", "hello there friend", "--url", url]) == 2  # no scope given
-    assert "at least one of user, agent or thread" in capsys.readouterr().err
+    assert "say whose memory: --user NAME" in capsys.readouterr().err
+    assert main(["explain", "nt_missing", "--url", url]) == 2
+    assert "no store at" in capsys.readouterr().err  # the refused write made none
+    assert main(["write", "hello there friend", "--user", "a", "--url", url]) == 0
     assert main(["explain", "nt_missing", "--url", url]) == 2
     assert "no record" in capsys.readouterr().err
     assert main(["write", "x y z", "--user", "a", "--role", "bard", "--url", url]) == 2

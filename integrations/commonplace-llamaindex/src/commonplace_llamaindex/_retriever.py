@@ -103,7 +103,7 @@ def record_to_node(
         "tier": record.tier.value,
         "provenance": list(record.provenance),
         "signals": dict(signals or {}),
-        "tags": record.tags.to_json(),
+        "tags": record.tags.to_json(turn_terms=False),
         "created_at": record.created_at.isoformat(),
         "section": section,
     }

@@ -146,6 +146,14 @@ def _server(args: argparse.Namespace) -> int:
 
     version = getattr(args, "version", None) or srv.DEFAULT_VERSION
     if args.action == "install":
+        target = srv.binary_path(version)
+        if not (target.is_file() and os.access(target, os.X_OK)):
+            # the one long step of a first test run: say so before it starts
+            print(
+                f"building Weaviate {version} with `go install` into {target.parent} "
+                "(once; about 5 minutes on 2 cores) ...",
+                flush=True,
+            )
         installed = srv.install(version=version)
         how = f"built in {installed.seconds:.1f}s" if installed.built else "already cached"
         print(f"Weaviate {version}: {installed.path} ({how})")

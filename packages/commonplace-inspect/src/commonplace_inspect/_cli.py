@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from commonplace import Memory
-from commonplace.errors import InvalidInputError, NotFoundError
-from commonplace.stores import sqlite_path
 
 from ._collect import collect
 from ._render import render_page
@@ -51,10 +48,8 @@ def add_command(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the report (``--out``) or serve the page until interrupted."""
-    url = args.url or os.environ.get("COMMONPLACE_URL")
-    if url is not None:
-        _refuse_missing_sqlite(url)
-    with Memory(url) as memory:
+    # a mistyped path is refused: an empty new store would show nothing
+    with Memory(args.url, create=False) as memory:
         if args.out is not None:
             inspection = collect(memory, user=args.user, probe=args.query)
             args.out.write_text(render_page(inspection), encoding="utf-8")
@@ -74,14 +69,3 @@ def run(args: argparse.Namespace) -> int:
             with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how it stops
                 server.serve_forever()
     return 0
-
-
-def _refuse_missing_sqlite(url: str) -> None:
-    # Memory() would create an empty store at a mistyped path; inspecting one shows nothing
-    if "://" in url and not url.lower().startswith("sqlite://"):
-        return
-    path = sqlite_path(url)
-    if path != ":memory:" and not Path(path).is_file():
-        raise NotFoundError(f"no store at {path!r} (from {url!r}); give the URL of an existing one")
-    if path == ":memory:":
-        raise InvalidInputError("an in-memory store is empty in a new process; give a file URL")

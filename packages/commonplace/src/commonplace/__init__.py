@@ -9,6 +9,7 @@ errors in :mod:`commonplace.errors`, the backend protocol in
 from ._clock import Clock, ManualClock, SystemClock
 from ._config import Config, ConsolidationRules, DecayRules, ProfileRules, TierRules, Weights
 from ._events import MemoryEvent
+from ._listing import RecordPage
 from ._memory import Memory
 from ._provenance import Provenance
 from ._records import Episode, FactKey, Kind, Modality, Record, Role, Status, Tags, Tier
@@ -51,6 +52,7 @@ __all__ = [
     "Recall",
     "RecallItem",
     "Record",
+    "RecordPage",
     "Role",
     "RuleNoteWriter",
     "Scope",

@@ -11,20 +11,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ._demo import run_demo
+from ._listing import DERIVED_KINDS
 from ._memory import Memory
+from ._plugins import default_url
 from ._scope import Scope
-from .errors import CommonplaceError, InvalidInputError
-from .lifecycle import LifecycleReport, sleep_every_scope
+from .errors import CommonplaceError, InvalidInputError, InvalidScopeError, NotFoundError
+from .lifecycle import LifecycleReport, every_scope, sleep_every_scope
+from .stores import refuse_missing_store
 from .write import Turn
 
 # Commands that live in packages of their own, and the package that brings each: asked for
@@ -51,6 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CommonplaceError as exc:
         print(f"commonplace: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader went away (`commonplace list | head`): what it did not read is not an
+        # error; stdout goes to /dev/null so that the exit's flush does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, as a tool killed by the signal would
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -121,6 +130,46 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--json", action="store_true", help="print JSON")
     explain.set_defaults(run=_explain)
 
+    listing = sub.add_parser(
+        "list", help="list what a user (or agent, or thread) remembers, oldest first"
+    )
+    listing.add_argument(
+        "--kind",
+        action="append",
+        choices=[k.value for k in DERIVED_KINDS],
+        help="only this kind (repeat for more; default: notes, summaries and procedures)",
+    )
+    listing.add_argument("--limit", type=int, default=100, help="records a page (default 100)")
+    listing.add_argument("--offset", type=int, default=0, help="skip this many (paging)")
+    _scoped(listing)
+    listing.set_defaults(run=_list)
+
+    export = sub.add_parser(
+        "export",
+        help="write everything a scope remembers as JSON Lines, one record a line with its id",
+    )
+    export.add_argument("--out", type=Path, help="write to this file (default: stdout)")
+    export.add_argument(
+        "--no-episodes", action="store_true", help="leave out the turns kept as evidence"
+    )
+    _scoped(export, json_flag=False)
+    export.set_defaults(run=_export)
+
+    forget = sub.add_parser(
+        "forget",
+        help="erase one record (with what was derived from it) or all of a scope's memory",
+        description="Erase the record ID and everything derived from it (its evidence too, "
+        "unless --keep-evidence), or, without an ID, everything the scope remembers. "
+        "Forgetting is for good: the words are erased from the store.",
+    )
+    forget.add_argument("record_id", nargs="?", help="the id of a record or an episode")
+    forget.add_argument(
+        "--keep-evidence", action="store_true", help="keep the turns a note was written from"
+    )
+    forget.add_argument("--yes", action="store_true", help="do not ask before erasing")
+    _scoped(forget)
+    forget.set_defaults(run=_forget)
+
     reembed = sub.add_parser(
         "reembed",
         help="move a store to another embedding model (resumable: run it again to finish)",
@@ -128,9 +177,9 @@ def _parser() -> argparse.ArgumentParser:
         "store to it. Until it finishes the store keeps working with its old model; killed "
         "at any moment, the same command finishes the job.",
     )
-    reembed.add_argument(
-        "url", nargs="?", help="store URL (default: $COMMONPLACE_URL or the data folder)"
-    )
+    reembed.add_argument("--url", help="store URL (default: $COMMONPLACE_URL or the data folder)")
+    # the store was once given positionally; still read, no longer shown
+    reembed.add_argument("old_url", nargs="?", help=argparse.SUPPRESS)
     reembed.add_argument(
         "--to",
         required=True,
@@ -163,16 +212,57 @@ def _no_progress(parser: argparse.ArgumentParser, over: str) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
+    _scoped(parser)
+    parser.add_argument("--at", help="ISO 8601 time to use instead of now")
+
+
+def _scoped(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
     parser.add_argument("--url", help="store URL (default: $COMMONPLACE_URL or the data folder)")
     parser.add_argument("--user", help="scope: user id")
     parser.add_argument("--agent", help="scope: agent id")
     parser.add_argument("--thread", help="scope: thread id")
-    parser.add_argument("--at", help="ISO 8601 time to use instead of now")
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    if json_flag:
+        parser.add_argument("--json", action="store_true", help="print JSON")
 
 
 def _scope(args: argparse.Namespace) -> Scope:
-    return Scope(user=args.user, agent=args.agent, thread=args.thread)
+    """The scope the command line names, with errors in its words (``--user``)."""
+    given = {name: getattr(args, name) for name in ("user", "agent", "thread")}
+    if all(value is None for value in given.values()):
+        raise InvalidInputError("say whose memory: --user NAME (or --agent NAME, --thread ID)")
+    for name, value in given.items():
+        if value is None:
+            continue
+        if not value.strip():
+            raise InvalidInputError(f"--{name} is empty; give a name or leave --{name} out")
+        try:
+            Scope(**{name: value})
+        except InvalidScopeError as exc:
+            reason = str(exc).split(";")[0]
+            raise InvalidInputError(f"--{name} {value!r} cannot be a scope: {reason}") from None
+    return Scope(**given)
+
+
+def _store_url(args: argparse.Namespace) -> str:
+    """The store a command works on: ``--url``, else $COMMONPLACE_URL, else the default."""
+    return str(args.url or default_url())
+
+
+def _reading(args: argparse.Namespace) -> Memory:
+    """A Memory over a store that must exist already: a read never creates one."""
+    return Memory(_store_url(args), create=False)
+
+
+def _writing(args: argparse.Namespace) -> Memory:
+    """A Memory that creates its store on first use, and says so on stderr."""
+    url = _store_url(args)
+    try:
+        refuse_missing_store(url)
+    except NotFoundError:
+        memory = Memory(url)
+        print(f"commonplace: created a new store at {url}", file=sys.stderr)
+        return memory
+    return Memory(url)
 
 
 def _at(args: argparse.Namespace) -> datetime | None:
@@ -194,8 +284,9 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _write(args: argparse.Namespace) -> int:
-    with Memory(args.url) as memory:
-        result = memory.write(args.text, role=args.role, scope=_scope(args), at=_at(args))
+    scope, at = _scope(args), _at(args)  # checked before a store is made
+    with _writing(args) as memory:
+        result = memory.write(args.text, role=args.role, scope=scope, at=at)
     if args.json:
         print(
             json.dumps(
@@ -207,7 +298,7 @@ def _write(args: argparse.Namespace) -> int:
                     else {
                         "id": result.note.id,
                         "text": result.note.text,
-                        "tags": result.note.tags.to_json(),
+                        "tags": result.note.tags.to_json(turn_terms=False),
                     },
                     "skipped": result.skipped,
                 },
@@ -230,7 +321,7 @@ _TURN_FIELDS = frozenset(
 def _import(args: argparse.Namespace) -> int:
     lines = _read_lines(args.file)
     scope, at = _scope(args), _at(args)  # what a line without its own takes
-    with Memory(args.url) as memory:
+    with _writing(args) as memory:
         turns = [_line_turn(memory, n, line, scope=scope, at=at) for n, line in lines]
         progress = False if args.no_progress else None
         report = memory.import_turns(
@@ -293,14 +384,13 @@ def _line_turn(memory: Memory, n: int, line: str, *, scope: Scope, at: datetime 
 
 
 def _recall(args: argparse.Namespace) -> int:
-    with Memory(args.url) as memory:
+    scope = _scope(args)
+    with _reading(args) as memory:
         recall = memory.recall(
-            args.query,
-            scope=_scope(args),
-            top_k=args.top_k,
-            budget_tokens=args.budget,
-            at=_at(args),
+            args.query, scope=scope, top_k=args.top_k, budget_tokens=args.budget, at=_at(args)
         )
+        if not recall.items and not recall.profile:
+            _hint_unknown_scope(memory, scope)
     if args.json:
         print(json.dumps(recall.to_json(), ensure_ascii=False, indent=2))
         return 0
@@ -315,7 +405,7 @@ def _recall(args: argparse.Namespace) -> int:
 def _sleep(args: argparse.Namespace) -> int:
     if args.all_scopes:
         return _sleep_all(args)
-    with Memory(args.url) as memory:
+    with _reading(args) as memory:
         report = memory.sleep(scope=_scope(args), at=_at(args), dry_run=args.dry_run)
     if args.json:
         print(json.dumps(_report_json(report), ensure_ascii=False, indent=2))
@@ -347,7 +437,7 @@ def _sleep_all(args: argparse.Namespace) -> int:
     at = _at(args)
     totals: Counter[str] = Counter()
     scopes: list[dict[str, Any]] = []
-    with Memory(args.url) as memory:
+    with _reading(args) as memory:
         progress = False if args.no_progress else None
         for scope, report in sleep_every_scope(
             memory, at=at, dry_run=args.dry_run, progress=progress
@@ -372,7 +462,7 @@ def _sleep_all(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    with Memory(args.url) as memory:
+    with _reading(args) as memory:
         chain = memory.explain(args.record_id)
     if args.json:
         print(json.dumps(chain.to_json(), ensure_ascii=False, indent=2))
@@ -385,9 +475,101 @@ def _explain(args: argparse.Namespace) -> int:
 def _reembed(args: argparse.Namespace) -> int:
     from .embedders import reembed
 
-    report = reembed(args.url, to=args.to, batch=args.batch)
+    if args.url and args.old_url and args.url != args.old_url:
+        raise InvalidInputError("give the store once, with --url")
+    url = str(args.url or args.old_url or default_url())
+    refuse_missing_store(url)  # re-embedding a store that is not there creates nothing
+    report = reembed(url, to=args.to, batch=args.batch)
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:
         print(report)
     return 0
+
+
+def _hint_unknown_scope(memory: Memory, scope: Scope) -> None:
+    """Tell on stderr that a scope holds nothing, and which users the store knows."""
+    if memory.count(scope=scope) or any(memory.export(scope=scope, episodes=True)):
+        return
+    users = sorted({s.user for s in every_scope(memory.store) if s.user})
+    known = f"users in this store: {', '.join(users[:10])}" if users else "the store is empty"
+    print(f"commonplace: nothing is remembered for {_flags(scope)}; {known}", file=sys.stderr)
+
+
+def _flags(scope: Scope) -> str:
+    named = (("user", scope.user), ("agent", scope.agent), ("thread", scope.thread))
+    return " ".join(f"--{name} {value}" for name, value in named if value is not None)
+
+
+def _list(args: argparse.Namespace) -> int:
+    scope = _scope(args)
+    kinds = args.kind or [k.value for k in DERIVED_KINDS]
+    with _reading(args) as memory:
+        page = memory.records(scope=scope, kinds=kinds, limit=args.limit, offset=args.offset)
+        if not page.items and args.offset == 0:
+            _hint_unknown_scope(memory, scope)
+    if args.json:
+        print(json.dumps({"records": page.items, "next_offset": page.next_offset}, indent=2))
+        return 0
+    for item in page.items:
+        past = f" (replaced by {item['superseded_by']})" if item["superseded_by"] else ""
+        print(f"{item['id']}  {item['kind']:<9} {item['created_at'][:10]}  {item['text']}{past}")
+    if page.next_offset is not None:
+        print(f"... more: --offset {page.next_offset}", file=sys.stderr)
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    scope = _scope(args)
+    with _reading(args) as memory:
+        rows = memory.export(scope=scope, episodes=not args.no_episodes)
+        if args.out is None:
+            count = _write_lines(rows, sys.stdout)
+        else:
+            with args.out.open("w", encoding="utf-8") as out:
+                count = _write_lines(rows, out)
+    where = "" if args.out is None else f" to {args.out}"
+    print(f"commonplace: exported {count} line{'' if count == 1 else 's'}{where}", file=sys.stderr)
+    return 0
+
+
+def _write_lines(rows: Iterable[dict[str, Any]], out: TextIO) -> int:
+    count = 0
+    for row in rows:
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+def _forget(args: argparse.Namespace) -> int:
+    scope = _scope(args)
+    what = args.record_id or f"everything remembered for {_flags(scope)}"
+    if not args.yes and not _confirmed(f"erase {what}?"):
+        raise InvalidInputError(f"not erased; to erase {what}, add --yes")
+    with _reading(args) as memory:
+        if args.record_id is not None:
+            report = memory.forget(
+                args.record_id, scope=scope, include_evidence=not args.keep_evidence
+            )
+            removed = list(report.removed)
+            counts = {"removed": len(removed)}
+        else:
+            counts = dict(memory.forget_scope(scope))
+            removed = []
+    if args.json:
+        print(json.dumps({"counts": counts, "removed": removed}, indent=2))
+    elif removed:
+        print(f"erased {len(removed)}: {' '.join(removed)}")
+    else:
+        print(
+            "erased " + (", ".join(f"{n} {what}" for what, n in counts.items() if n) or "nothing")
+        )
+    return 0
+
+
+def _confirmed(question: str) -> bool:
+    """Ask on the terminal; without one (a script, a pipe) nothing is confirmed."""
+    if not sys.stdin.isatty():
+        return False
+    answer = input(f"{question} [y/N] ")
+    return answer.strip().lower() in ("y", "yes")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from types import TracebackType
@@ -21,6 +21,7 @@ from ._events import (
     recalled_event,
     written_events,
 )
+from ._listing import DERIVED_KINDS, RecordPage, export_scope, list_records
 from ._plugins import BuiltinPlugin, default_url, make_plugin_manager, url_scheme
 from ._provenance import Provenance, trace
 from ._records import Episode, FactKey, Kind, Record, Role, episode_id
@@ -60,6 +61,7 @@ from .stores import (
     Backend,
     Conflict,
     Store,
+    refuse_missing_store,
 )
 from .write import Turn, WriteResult
 from .write._bulk import DEFAULT_BATCH, MAX_WORKERS, Drafts, ImportReport, import_in_batches
@@ -81,7 +83,9 @@ class Memory:
     default) is used; ``embedder`` is a commonplace Embedder, or a LangChain
     ``Embeddings`` / LlamaIndex ``BaseEmbedding`` (with commonplace-langgraph /
     commonplace-llamaindex installed), or ``CallableEmbedder(fn, name=...)``.
-    ``clock`` supplies "now" wherever ``at=`` is not given.
+    ``clock`` supplies "now" wherever ``at=`` is not given. With ``create=False`` an
+    SQLite URL naming no file is a :class:`~commonplace.errors.NotFoundError` instead of
+    a new, empty store (what a tool that only reads wants: a mistyped path is refused).
     """
 
     def __init__(
@@ -92,6 +96,7 @@ class Memory:
         clock: Clock | None = None,
         config: Config | None = None,
         plugins: Iterable[object] = (),
+        create: bool = True,
     ) -> None:
         if isinstance(url, os.PathLike):
             url = os.fspath(url)
@@ -110,6 +115,8 @@ class Memory:
         self.clock: Clock = clock or SystemClock()
         self._pm = manager or make_plugin_manager(plugins=plugins)
         self.url = url or default_url()
+        if not checked_bool("create", create):
+            refuse_missing_store(self.url)
         self._store = Store(self._open_backend(self.url))
         try:
             self.embedder = self._resolve_embedder(embedder)
@@ -629,6 +636,33 @@ class Memory:
             ) from None
         return self._store.count(None if scope is None else coerce_scope(scope), kind)
 
+    def records(
+        self,
+        *,
+        scope: Scope | str | Mapping[str, str],
+        kinds: Iterable[Kind | str] = DERIVED_KINDS,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> RecordPage:
+        """A page of what ``scope`` remembers, oldest first: notes, summaries and
+        procedures (``kinds``) as JSON-ready dicts with their provenance, superseded ones
+        included (``superseded_by`` says by what). ``next_offset`` gives the next page."""
+        self._check_open()
+        return list_records(
+            self._store, coerce_scope(scope), kinds=kinds, limit=limit, offset=offset
+        )
+
+    def export(
+        self, *, scope: Scope | str | Mapping[str, str], episodes: bool = True
+    ) -> Iterator[dict[str, Any]]:
+        """Everything ``scope`` remembers as JSON-ready dicts, one per record (oldest
+        first), then, with ``episodes``, one per turn kept as evidence. Read as it is
+        iterated: keep the Memory open until the export is consumed."""
+        self._check_open()
+        return export_scope(
+            self._store, coerce_scope(scope), episodes=checked_bool("episodes", episodes)
+        )
+
     # -- helpers ------------------------------------------------------------------------
 
     def _open_backend(self, url: str) -> Backend:
@@ -740,6 +774,7 @@ class Memory:
     aforget_scope = in_worker_thread(forget_scope)
     aexplain = in_worker_thread(explain)
     aput_note = in_worker_thread(put_note)
+    arecords = in_worker_thread(records)
 
 
 # every name a breakdown already uses: a plugin signal named like one would overwrite it

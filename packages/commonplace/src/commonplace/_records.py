@@ -104,10 +104,12 @@ class Tags:
     importance_stated: bool = False
     turn_terms: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, turn_terms: bool = True) -> dict[str, Any]:
+        """The tags as plain data (what stores keep). ``turn_terms=False`` leaves out the
+        words kept only for the keyword index, as every output meant for people does."""
         # written only when set, so that older stores and their JSON read the same
         optional: dict[str, Any] = {"importance_stated": True} if self.importance_stated else {}
-        if self.turn_terms:
+        if self.turn_terms and turn_terms:
             optional["turn_terms"] = self.turn_terms
         return {
             "modality": self.modality.value,

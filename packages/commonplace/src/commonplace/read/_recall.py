@@ -39,7 +39,7 @@ class RecallItem:
             "tier": r.tier.value,
             "text": r.text,
             "provenance": list(r.provenance),
-            "tags": r.tags.to_json(),
+            "tags": r.tags.to_json(turn_terms=False),
             "score": self.score.breakdown(),
             "note": self.note,
             "section": self.section,

@@ -33,7 +33,7 @@ from ._protocol import (
     TurnWrite,
 )
 from ._sqlite import SQLiteBackend
-from ._sqlite_connection import sqlite_path
+from ._sqlite_connection import refuse_missing_store, sqlite_path
 from ._store import Dispute, LedgerKind, Reads, Store
 
 __all__ = [
@@ -71,6 +71,7 @@ __all__ = [
     "copy",
     "episode_id",
     "note_id",
+    "refuse_missing_store",
     "search_text",
     "sqlite_path",
 ]

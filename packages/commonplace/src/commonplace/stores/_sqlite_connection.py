@@ -24,6 +24,7 @@ from ..errors import (
     CorruptStoreError,
     InvalidInputError,
     InvalidURLError,
+    NotFoundError,
     SchemaVersionError,
     StoreClosedError,
     StoreError,
@@ -367,3 +368,20 @@ def sqlite_path(url: str) -> str:
     except UnicodeEncodeError:
         raise InvalidURLError(f"{url!r} is not valid unicode (lone surrogates)") from None
     return path
+
+
+def refuse_missing_store(url: str) -> None:
+    """Raise :class:`NotFoundError` when ``url`` is an SQLite file that does not exist (or
+    an in-memory store, which is new and empty in every process); other schemes pass."""
+    if "://" in url and not url.lower().startswith("sqlite://"):
+        return  # a server's store: only the backend can tell, when it connects
+    path = sqlite_path(url)
+    if path == ":memory:":
+        raise NotFoundError(
+            f"{url!r} is a new, empty in-memory store; give the URL of a store file"
+        )
+    if not Path(path).is_file():
+        raise NotFoundError(
+            f"no store at {path!r} (from {url!r}); check the path, or give the URL of an "
+            "existing store (writing to a new one creates it)"
+        )
