@@ -17,6 +17,7 @@ import pytest
 
 from commonplace_bench import harness
 from commonplace_bench.embedding import EMBEDDERS
+from commonplace_bench.harness import checkout_commit
 from commonplace_bench.page import render_page
 from commonplace_bench.plots import make_plots
 from commonplace_bench.workloads import history, long_horizon, nlm_set, poisoning, supersession
@@ -93,6 +94,9 @@ def test_page_renders_with_and_without_plots(results: dict[str, Any], tmp_path: 
     images, note = make_plots(results, tmp_path / "benchmarks")
     page = render_page(results, images=images, plot_note=note, output=output)
     assert page.startswith("# Benchmarks")
+    # the page names the commit it measured (None only outside a git checkout)
+    assert results["commit"] == checkout_commit()
+    assert results["commit"] is None or f"from commit `{results['commit']}`" in page
     for title in ("## Headline", "### Not run", "## 1a.", "## 1b.", "## 2.", "## 3.", "## 4."):
         assert title in page
     for table in (t for t in page.split("\n\n") if t.startswith("| ")):

@@ -336,6 +336,27 @@ def _median_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
+def checkout_commit() -> str | None:
+    """The commit of the checkout the bench runs from (with ``+changes`` when its tracked
+    files differ from it), or None outside a git checkout: the page names what it measured."""
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=10", "HEAD"], cwd=here, capture_output=True, text=True
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+        )
+    except OSError:  # no git on this machine
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
 def run(
     *,
     sizes: Sizes,
@@ -358,6 +379,7 @@ def run(
     started = time.perf_counter()
     results: dict[str, Any] = {
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": checkout_commit(),
         "mode": sizes.name,
         "sizes": dataclasses.asdict(sizes),
         "seed": seed,
