@@ -164,6 +164,29 @@ def test_the_profile_resource_is_the_users_card(memory: Memory) -> None:
     run(memory, body)
 
 
+def test_the_profile_resource_knows_a_fact_remembered_just_before(memory: Memory) -> None:
+    async def body(client: Client) -> None:
+        await client.call_tool("remember", {"text": "I live in Lisbon.", "said_by": "user"})
+        result = await client.read_resource(PROFILE_URI)
+        (content,) = result.contents
+        assert isinstance(content, TextResourceContents)
+        card = json.loads(content.text)
+        assert "Lisbon" in card["text"] and card["card"]["identity"]["city"] == "Lisbon"
+
+    run(memory, body)
+
+
+def test_the_server_tells_its_name_and_version(memory: Memory) -> None:
+    import importlib.metadata
+
+    async def body(client: Client) -> None:
+        info = client.server_info
+        assert info is not None and info.name == "commonplace"
+        assert info.version == importlib.metadata.version("commonplace-mcp") != ""
+
+    run(memory, body)
+
+
 def test_another_users_memory_is_unreachable_through_every_tool_and_the_resource(
     memory: Memory, db_path: Path
 ) -> None:

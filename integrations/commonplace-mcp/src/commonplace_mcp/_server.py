@@ -8,6 +8,7 @@ same message, nothing changed.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import threading
 from collections.abc import Callable, Mapping
@@ -18,7 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from commonplace import Memory, Provenance, Scope
+from commonplace import Kind, Memory, Provenance, Scope
 from commonplace.errors import CommonplaceError, InvalidTypeError, NotFoundError
 from commonplace.stores import PROFILE_CARD
 
@@ -105,7 +106,9 @@ def build_server(
         raise InvalidTypeError("trust_client_scope must be True or False")
     scope = Scope(user=user)  # raises InvalidScopeError for an empty or malformed user
     tools = _Tools(memory, scope=scope, trust_client_scope=trust_client_scope)
-    server: MCPServer[Any] = MCPServer(name, instructions=_INSTRUCTIONS, log_level="WARNING")
+    server: MCPServer[Any] = MCPServer(
+        name, instructions=_INSTRUCTIONS, version=_version(), log_level="WARNING"
+    )
     if trust_client_scope:
         _add_trusting_tools(server, tools)
     else:
@@ -371,6 +374,12 @@ class _Tools:
     def profile(self) -> dict[str, Any]:
         def read() -> dict[str, Any]:
             card = self._memory.store.get_card(self._scope, PROFILE_CARD)
+            newest = self._memory.store.recent_records(self._scope, kinds=(Kind.NOTE,), limit=1)
+            if newest and (card is None or card.updated_at < newest[0].created_at):
+                # the card is rewritten every few notes; a client reading it right after a
+                # remember must not be shown a card that does not know it yet
+                self._memory.rewrite_profile(scope=self._scope)
+                card = self._memory.store.get_card(self._scope, PROFILE_CARD)
             return {
                 "user": self._scope.user,
                 "text": "" if card is None else card.text,
@@ -379,6 +388,11 @@ class _Tools:
             }
 
         return self._run(read)
+
+
+def _version() -> str:
+    """The version the server tells clients: the installed distribution's."""
+    return importlib.metadata.version("commonplace-mcp")
 
 
 def _as_unknown(exc: ToolError, record_id: str) -> ToolError:
