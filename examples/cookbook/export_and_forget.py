@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from commonplace import Kind, Memory, Scope, Status
+from commonplace import Kind, Memory
 from commonplace.errors import NotFoundError
-from commonplace.stores import RecordQuery
 
 CONVERSATIONS = {
     "ana": [
@@ -31,22 +30,14 @@ CONVERSATIONS = {
 
 def export_user(memory: Memory, user: str) -> dict[str, Any]:
     """Everything the store holds about ``user``, as plain JSON data."""
-    scope = Scope(user=user)
-    # Memory has no listing method; the store behind it lists records and episodes.
-    derived = [k for k in Kind if k is not Kind.EPISODE]  # notes, summaries, procedures
-    records = memory.backend.iter_records(
-        RecordQuery(scope=scope, kinds=derived, statuses=list(Status))
-    )
-    episodes = memory.backend.recent_episodes(scope, limit=memory.count("episode", scope=scope))
+    # export() gives every record (with the ids of what it was derived from) oldest first,
+    # then every turn kept as evidence; explain(id) walks one record's chain in full
+    rows = list(memory.export(scope=user))
     return {
         "user": user,
-        # explain() is the record with its provenance chain, down to the turns behind it
-        "records": [{**memory.explain(r.id).to_json(), "tags": r.tags.to_json()} for r in records],
-        "episodes": [
-            {"id": e.id, "role": e.role.value, "text": e.text, "at": e.at.isoformat()}
-            for e in reversed(episodes)  # newest first from the store; oldest first here
-        ],
-        "profile": memory.profile(scope=scope).to_json(),
+        "records": [row for row in rows if row["kind"] != "episode"],
+        "episodes": [row for row in rows if row["kind"] == "episode"],
+        "profile": memory.profile(scope=user).to_json(),
     }
 
 
