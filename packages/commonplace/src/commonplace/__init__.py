@@ -9,6 +9,7 @@ errors in :mod:`commonplace.errors`, the backend protocol in
 from ._clock import Clock, ManualClock, SystemClock
 from ._config import Config, ConsolidationRules, DecayRules, ProfileRules, TierRules, Weights
 from ._events import MemoryEvent
+from ._firewall import said_by, speaks_for_user
 from ._memory import Memory
 from ._provenance import Provenance
 from ._records import Episode, FactKey, Kind, Modality, Record, Role, Status, Tags, Tier
@@ -70,4 +71,6 @@ __all__ = [
     "__version__",
     "count_tokens",
     "hookimpl",
+    "said_by",
+    "speaks_for_user",
 ]
