@@ -249,3 +249,33 @@ def test_mcp_notes_only_the_users_named_messages(named: tuple[str | None, bool],
         assert (said["sender"] is None) == users, (name, said)
         check(memory, name, users, number, "mcp")
     tally(f"named messages through MCP ({'user' if users else 'other'})")
+
+
+def test_every_adapter_refuses_user_names_that_are_not_a_list_of_names() -> None:
+    import pytest
+    from langchain_core.messages import AIMessage
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    from commonplace.errors import InvalidInputError, InvalidTypeError
+    from commonplace_langgraph import CommonplaceMiddleware, CommonplaceSaver, add_memory_nodes
+    from commonplace_llamaindex import CommonplaceMemory, CommonplaceMemoryBlock
+    from commonplace_mcp import build_server
+
+    with tempfile.TemporaryDirectory() as tmp, Memory(url_of(Path(tmp) / "m.db")) as memory:
+        builder = StateGraph(MessagesState)
+        builder.add_node("model", lambda state: {"messages": [AIMessage("Noted.")]})
+        builder.add_edge(START, "model")
+        builder.add_edge("model", END)
+        makers = [
+            lambda names: add_memory_nodes(builder, memory, after="model", user_names=names),
+            lambda names: CommonplaceSaver(memory, path=Path(tmp) / "c.db", user_names=names),
+            lambda names: CommonplaceMiddleware(memory, user_names=names),
+            lambda names: CommonplaceMemory.from_defaults(memory, user_id=USER, user_names=names),
+            lambda names: CommonplaceMemoryBlock(memory=memory, user_id=USER, user_names=names),
+            lambda names: build_server(memory, user=USER, user_names=names),
+        ]
+        for make in makers:
+            for names, error in (("Ana", InvalidTypeError), ([""], InvalidInputError)):
+                with pytest.raises(error, match="user_names"):
+                    make(names)
+        assert memory.count(Kind.EPISODE) == 0 and "commonplace_notes" not in builder.nodes
