@@ -114,6 +114,7 @@ def test_cli_write_of_an_assistant_turn_writes_no_note(
         (7, "ana", (), "7"),  # a dict message may name anything
         ("x" * 300, "ana", (), "x" * 100),
         ("\ud800bot", "ana", (), "\\ud800bot"),  # kept by its escapes, as valid text
+        ("\ud800" * 40, "ana", (), ("\\ud800" * 40)[:100]),  # cut after escaping: it fits
     ],
 )
 def test_a_message_is_the_users_only_by_the_one_rule(

@@ -47,8 +47,10 @@ def said_by(name: object, *, user: str | None = None, user_names: Iterable[str] 
         return None  # an empty name names no one (serialisers write "" for no name)
     if _same_name(spoken, user) or any(_same_name(spoken, n) for n in user_names):
         return None
-    # a name the core would refuse as text (a lone surrogate) is kept by its escapes
-    return spoken[:MAX_SPEAKER_CHARS].encode("utf-8", "backslashreplace").decode("utf-8")
+    # a name the core would refuse as text (a lone surrogate) is kept by its escapes, and
+    # cut after escaping, so the result always fits a turn's said_by
+    escaped = spoken.encode("utf-8", "backslashreplace").decode("utf-8")
+    return escaped[:MAX_SPEAKER_CHARS].strip() or "unnamed"
 
 
 def checked_user_names(names: object) -> tuple[str, ...]:
