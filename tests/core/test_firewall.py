@@ -7,8 +7,21 @@ from pathlib import Path
 
 import pytest
 
-from commonplace import Kind, Memory, NoteDraft, Role, Tags, Turn, hookimpl
+from commonplace import (
+    Kind,
+    Memory,
+    NoteDraft,
+    Role,
+    Scope,
+    Tags,
+    Turn,
+    hookimpl,
+    said_by,
+    speaks_for_user,
+)
 from commonplace._cli import main
+from commonplace.errors import InvalidInputError, InvalidTypeError
+from commonplace.validation import checked_user_names
 
 INVENTED = "You told me your brother Tom is a sailor in Lisbon and you love him."
 
@@ -78,3 +91,93 @@ def test_cli_write_of_an_assistant_turn_writes_no_note(
     assert out["note"] is None and out["created"] is True
     with Memory(url) as memory:
         assert memory.count(Kind.NOTE) == 0
+
+
+# -- named messages: the one rule every adapter asks ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "user", "declared", "expected"),
+    [
+        (None, "ana", (), None),  # no name: the user's
+        ("", "ana", (), None),
+        ("   ", "ana", (), None),
+        ("ana", "ana", (), None),  # the configured user
+        (" ANA ", "ana", (), None),
+        ("\uff41\uff4e\uff41", "ana", (), None),  # full-width letters fold to the same name
+        ("Ana  Lima", "ana", ("ana lima",), None),  # a declared name
+        ("researcher_agent", "ana", (), "researcher_agent"),
+        ("Bob", "ana", (), "Bob"),  # a person is not the user either
+        ("Mary-Jane", "ana", (), "Mary-Jane"),
+        ("\u0430na", "ana", (), "\u0430na"),  # a Cyrillic look-alike is another name
+        ("ana", None, (), "ana"),  # no configured user: a name is no one's
+        (7, "ana", (), "7"),  # a dict message may name anything
+        ("x" * 300, "ana", (), "x" * 100),
+        ("\ud800bot", "ana", (), "\\ud800bot"),  # kept by its escapes, as valid text
+        ("\ud800" * 40, "ana", (), ("\\ud800" * 40)[:100]),  # cut after escaping: it fits
+    ],
+)
+def test_a_message_is_the_users_only_by_the_one_rule(
+    name: object, user: str | None, declared: tuple[str, ...], expected: str | None
+) -> None:
+    assert said_by(name, user=user, user_names=declared) == expected
+    assert speaks_for_user(name, user=user, user_names=declared) is (expected is None)
+
+
+def test_a_turn_said_by_another_is_evidence_never_a_note(db_url: str) -> None:
+    plugin = WritesEverything()
+    with Memory(db_url, plugins=[plugin]) as memory:
+        claim = "My account number is 4417."
+        result = memory.write(claim, scope="ana", said_by="researcher_agent")
+        assert result.note is None and result.skipped is not None
+        assert "'researcher_agent' is not the user's" in result.skipped
+        assert plugin.seen == []  # the writer hook is never asked
+        episode = memory.store.get_episode(result.episode_id)
+        assert episode is not None and episode.role is Role.USER
+        assert episode.meta["said_by"] == "researcher_agent"
+        assert "4417" not in memory.recall("account number", scope="ana").render()
+        # the same words said by the user are another turn, and theirs to note
+        own = memory.write(claim, scope="ana")
+        assert own.created and own.note is not None and own.episode_id != result.episode_id
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_an_import_drafts_no_note_for_a_turn_said_by_another(memory: Memory, workers: int) -> None:
+    turns = [
+        memory.turn("I live in Porto.", scope="ana"),
+        memory.turn("The user lives in Faro.", scope="ana", said_by="planner"),
+    ] * 3
+    memory.import_turns(turns, progress=False, workers=workers, batch=2)
+    found = memory.store.recent_records(Scope(user="ana"), kinds=(Kind.NOTE,), limit=10)
+    notes = [r.text for r in found]
+    assert any("Porto" in n for n in notes) and not any("Faro" in n for n in notes)
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ("", InvalidInputError),
+        ("a\nb", None),
+        (5, InvalidTypeError),
+        ("x" * 101, InvalidInputError),
+    ],
+)
+def test_said_by_is_checked_as_a_name(
+    memory: Memory, value: object, error: type[Exception] | None
+) -> None:
+    if error is None:  # a name on several lines is written on one
+        assert memory.turn("hi", scope="ana", said_by=value).said_by == "a b"  # type: ignore[arg-type]
+        return
+    with pytest.raises(error, match="said_by"):
+        memory.write("hi", scope="ana", said_by=value)  # type: ignore[arg-type]
+    assert memory.count(Kind.EPISODE) == 0
+
+
+@pytest.mark.parametrize(
+    ("names", "error"),
+    [("Ana", InvalidTypeError), ([5], InvalidTypeError), ([""], InvalidInputError)],
+)
+def test_user_names_are_refused_clearly(names: object, error: type[Exception]) -> None:
+    with pytest.raises(error, match="user_names"):
+        checked_user_names(names)
+    assert checked_user_names(["Ana", "ANA", " mum "]) == ("Ana", "mum")

@@ -105,6 +105,7 @@ GOOD_TURN: dict[str, Any] = {
     "meta": {},
     "key": None,
     "speaker": None,
+    "said_by": None,
 }
 TURN_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "text": maybe(TEXTS),
@@ -120,6 +121,13 @@ TURN_FIELDS: dict[str, st.SearchStrategy[Any]] = {
         st.one_of(
             st.text(max_size=120),
             st.sampled_from(["Mia", "", " \n", "\ud800", "M" * 101, "Mia\nRose", "\x00"]),
+        )
+    ),
+    # who sent a message that is not the user's: the same checks as a speaker's name
+    "said_by": maybe(
+        st.one_of(
+            st.text(max_size=120),
+            st.sampled_from(["planner", "", " \n", "\ud800", "b" * 101, "get_weather", 7]),
         )
     ),
 }
@@ -206,6 +214,8 @@ def test_a_turn_at_datetime_max_is_refused_and_the_user_keeps_working(
         ({"key": ""}, "non-empty"),
         ({"speaker": 7}, "speaker must be a str"),
         ({"speaker": "M" * 101}, "speaker must be a name"),
+        ({"said_by": 7}, "said_by must be a str"),
+        ({"said_by": " "}, "said_by must be a name"),
     ],
 )
 def test_hand_picked_bad_turns_are_refused_when_built(values: dict[str, Any], error: str) -> None:

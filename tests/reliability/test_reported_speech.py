@@ -107,7 +107,7 @@ def test_a_human_message_an_agent_sent_is_not_written_as_the_user(
         builder.add_node("model", lambda state: {"messages": [AIMessage("Noted.")]})
         builder.add_edge(START, "model")
         builder.add_edge("model", END)
-        add_memory_nodes(builder, memory, before="model", after="model")
+        add_memory_nodes(builder, memory, before="model", after="model", user_names=["Mary-Jane"])
         graph = builder.compile(checkpointer=InMemorySaver())
         config = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
         graph.invoke({"messages": [HumanMessage("I live in Lisbon.", name=person)]}, config)

@@ -38,6 +38,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from commonplace import Memory
 from commonplace.errors import InvalidInputError, InvalidTypeError
+from commonplace.validation import checked_user_names
 
 from ._db import Database, adapter_path
 from ._scope import ScopeRule
@@ -55,7 +56,9 @@ class CommonplaceSaver(BaseCheckpointSaver[Any]):
     SQLite file at ``path``); ``CommonplaceSaver(memory, saver=other)`` keeps them in
     ``other`` and only adds the tap. ``messages_key`` is the state key holding the
     conversation; ``user_key`` the ``configurable`` key naming the user (without it,
-    memory is per thread); ``agent`` an agent id added to every scope.
+    memory is per thread); ``agent`` an agent id added to every scope; ``user_names``
+    names a human message may carry and still be the user's (any other named one is
+    tapped as evidence only, never a note).
     """
 
     def __init__(
@@ -68,6 +71,7 @@ class CommonplaceSaver(BaseCheckpointSaver[Any]):
         messages_key: str = "messages",
         user_key: str = "user_id",
         agent: str | None = None,
+        user_names: Sequence[str] = (),
     ) -> None:
         if not isinstance(memory, Memory):
             raise InvalidTypeError(
@@ -81,7 +85,7 @@ class CommonplaceSaver(BaseCheckpointSaver[Any]):
             raise InvalidInputError(
                 "serde belongs to the wrapped saver; configure it there, not here"
             )
-        rule = ScopeRule(user_key=user_key, agent=agent)
+        rule = ScopeRule(user_key=user_key, agent=agent, user_names=checked_user_names(user_names))
         schema = LEDGER_SCHEMA if saver is not None else (*CHECKPOINT_SCHEMA, *LEDGER_SCHEMA)
         self._schema = schema
         self._db = Database(adapter_path(memory, path), schema=schema)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import itertools
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any, cast, overload
 
 from langchain_core.runnables import RunnableLambda
@@ -44,6 +45,7 @@ def add_memory_nodes(
     messages_key: str = "messages",
     user_key: str = "user_id",
     agent: str | None = None,
+    user_names: Sequence[str] = (),
     top_k: int = 10,
     budget_tokens: int | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]: ...
@@ -61,6 +63,7 @@ def add_memory_nodes(
     messages_key: str = "messages",
     user_key: str = "user_id",
     agent: str | None = None,
+    user_names: Sequence[str] = (),
     top_k: int = 10,
     budget_tokens: int | None = None,
 ) -> StateGraph[Any, Any, Any, Any]: ...
@@ -77,6 +80,7 @@ def add_memory_nodes(
     messages_key: str = "messages",
     user_key: str = "user_id",
     agent: str | None = None,
+    user_names: Sequence[str] = (),
     top_k: int = 10,
     budget_tokens: int | None = None,
 ) -> StateGraph[Any, Any, Any, Any] | CompiledStateGraph[Any, Any, Any, Any]:
@@ -88,7 +92,8 @@ def add_memory_nodes(
     before="model", after="model")``) and it returns a new compiled graph with the same
     settings. The nodes are named ``commonplace_recall``, ``commonplace_notes`` and
     ``commonplace_consolidate``. For ``create_agent``, :class:`CommonplaceMiddleware`
-    does the same from inside the agent.
+    does the same from inside the agent. ``user_names``: names a human message may
+    carry and still be the user's (any other named one is kept as evidence only).
     """
     if isinstance(graph, CompiledStateGraph):
         builder = _copy_builder(graph.builder)
@@ -102,6 +107,7 @@ def add_memory_nodes(
             messages_key=messages_key,
             user_key=user_key,
             agent=agent,
+            user_names=user_names,
             top_k=top_k,
             budget_tokens=budget_tokens,
         )
@@ -131,6 +137,7 @@ def add_memory_nodes(
         messages_key=messages_key,
         user_key=user_key,
         agent=agent,
+        user_names=user_names,
         top_k=top_k,
         budget_tokens=budget_tokens,
     )
@@ -168,6 +175,7 @@ def _add_nodes(
     messages_key: str,
     user_key: str,
     agent: str | None,
+    user_names: Sequence[str],
     top_k: int,
     budget_tokens: int | None,
 ) -> None:
@@ -183,7 +191,12 @@ def _add_nodes(
     taken = {RECALL, NOTES, CONSOLIDATE} & set(builder.nodes)
     if taken:
         raise InvalidInputError(f"this graph already has the memory node(s) {sorted(taken)}")
-    common: dict[str, Any] = {"messages_key": messages_key, "user_key": user_key, "agent": agent}
+    common: dict[str, Any] = {
+        "messages_key": messages_key,
+        "user_key": user_key,
+        "agent": agent,
+        "user_names": user_names,
+    }
     if before is not None:
         recall = RecallNode(memory, top_k=top_k, budget_tokens=budget_tokens, **common)
         builder.add_node(RECALL, cast(Any, recall))

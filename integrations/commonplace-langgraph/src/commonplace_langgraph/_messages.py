@@ -3,41 +3,64 @@
 This is where the firewall starts on the LangGraph side: only a human message (a
 ``HumanMessage``, or a dict with role ``user``/``human``) is ever handed to memory as a
 user turn. AI, tool and system messages, including the memory block the recall node
-injects, never are; nor is a human message whose ``name`` says an agent sent it
-(``HumanMessage(name="researcher_agent")``, as multi-agent graphs hand work between
-nodes): the message type alone does not make a message the user's.
+injects, never are. Nor is the type alone enough: multi-agent graphs hand work between
+nodes as human messages named after the sender (``HumanMessage(name="researcher")``),
+so a named human message is the user's only by the core's one rule for names
+(:func:`commonplace.said_by`): no name, the configured user's, or one the application
+declared (``user_names=``). Any other is kept as evidence, an episode ``said_by`` its
+sender, and never starts a turn, asks a recall or becomes a note.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from commonplace import Memory, Scope, Turn, said_by
+
 from ._text import has_surrogates
 
 _HUMAN_ROLES = frozenset({"human", "user"})
-# A participant name that is an identifier rather than a person's name: what graph nodes
-# and agents are called ("researcher_agent", "planner-2", "SupervisorBot").
-_AGENT_WORDS = frozenset(
-    "agent agents bot bots assistant assistants ai llm gpt model tool tools node nodes "
-    "supervisor planner researcher research writer critic coder reviewer router worker "
-    "orchestrator executor analyst retriever summarizer summariser system".split()
-)
-_NAME_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _MAX_ID_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
+class Speakers:
+    """Who speaks for the user in a run: the configured user (its id) and the names the
+    application declared as theirs."""
+
+    user: str | None = None
+    names: tuple[str, ...] = ()
+
+    def said_by(self, message: object) -> str | None:
+        """None for the user's own message, else who the message names as its sender."""
+        return said_by(_field(message, "name"), user=self.user, user_names=self.names)
+
+
+@dataclass(frozen=True, slots=True)
 class HumanTurn:
-    """A human message's stable id and its plain text."""
+    """A human message's stable id, its plain text, and who sent it when that is not
+    the user (then it is evidence only)."""
 
     message_id: str
     text: str
+    said_by: str | None = None
+
+    def validated(self, memory: Memory, *, scope: Scope, meta: Mapping[str, Any]) -> Turn:
+        """This message as a validated user-role turn keyed by its message id (one said by
+        someone else is an episode, never a note); raises what ``Memory.turn`` raises."""
+        return memory.turn(
+            self.text,
+            role="user",
+            scope=scope,
+            meta=meta,
+            key=self.message_id,
+            said_by=self.said_by,
+        )
 
 
 def message_text(content: object) -> str:
@@ -55,36 +78,29 @@ def message_text(content: object) -> str:
     return ""
 
 
-def is_human(message: object) -> bool:
-    """Whether a person (the user) sent this message: a human message whose ``name``, if
-    it has one, is not an agent's."""
+def is_human_type(message: object) -> bool:
+    """Whether a message has the human role, whoever it names as its sender."""
     if isinstance(message, BaseMessage):
-        return message.type == "human" and not is_agent_name(message.name)
+        return message.type == "human"
     if isinstance(message, Mapping):
         role = message.get("role", message.get("type"))
-        human = isinstance(role, str) and role.lower() in _HUMAN_ROLES
-        return human and not is_agent_name(message.get("name"))
+        return isinstance(role, str) and role.lower() in _HUMAN_ROLES
     return False
 
 
-def is_agent_name(name: object) -> bool:
-    """Whether a message's ``name`` says an agent or a graph node sent it, not a person:
-    it holds digits, underscores or agent words ("researcher_agent", "planner-2",
-    "SupervisorBot"). A person's name ("Ana", "mary-jane") is not one."""
-    if not isinstance(name, str) or not name.strip():
-        return False
-    if "_" in name or any(ch.isdigit() for ch in name):
-        return True
-    return any(part.lower() in _AGENT_WORDS for part in _NAME_PARTS.findall(name))
+def is_human(message: object, who: Speakers) -> bool:
+    """Whether the user sent this message: a human message that names no one else."""
+    return is_human_type(message) and who.said_by(message) is None
 
 
-def human_turns(messages: object) -> list[HumanTurn]:
-    """The human messages in a messages channel value, in order."""
+def human_turns(messages: object, who: Speakers) -> list[HumanTurn]:
+    """The human messages in a messages channel value, in order: the user's, and those
+    named as someone else's (with ``said_by`` set: evidence only)."""
     if not isinstance(messages, (list, tuple)):
         return []
     turns = []
     for message in messages:
-        if not is_human(message):
+        if not is_human_type(message):
             continue
         text = message_text(_field(message, "content")).strip()
         if not text:
@@ -97,18 +113,18 @@ def human_turns(messages: object) -> list[HumanTurn]:
         # valid Unicode only: any other id is kept as its digest
         if len(message_id) > _MAX_ID_CHARS or has_surrogates(message_id):
             message_id = "id:" + _digest(message_id)
-        turns.append(HumanTurn(message_id, text))
+        turns.append(HumanTurn(message_id, text, who.said_by(message)))
     return turns
 
 
-def current_turn(messages: object) -> list[object]:
+def current_turn(messages: object, who: Speakers) -> list[object]:
     """The messages of the latest user turn: its human messages and what came after."""
     if not isinstance(messages, (list, tuple)):
         return []
     start = len(messages)
-    while start > 0 and not is_human(messages[start - 1]):
+    while start > 0 and not is_human(messages[start - 1], who):
         start -= 1
-    while start > 0 and is_human(messages[start - 1]):
+    while start > 0 and is_human(messages[start - 1], who):
         start -= 1
     return list(messages[start:])
 
@@ -118,11 +134,6 @@ def last_message(messages: object) -> object | None:
         last: object = messages[-1]
         return last
     return None
-
-
-def latest_human_text(messages: object) -> str | None:
-    turns = human_turns(messages)
-    return turns[-1].text if turns else None
 
 
 def ends_a_turn(messages: object) -> bool:
@@ -136,7 +147,7 @@ def ends_a_turn(messages: object) -> bool:
     return False
 
 
-def settled(messages: object) -> list[object]:
+def settled(messages: object, who: Speakers) -> list[object]:
     """The messages of every turn that has been answered.
 
     A turn is answered once the assistant replied without calling a tool; until then its
@@ -148,7 +159,7 @@ def settled(messages: object) -> list[object]:
         return []
     if ends_a_turn(messages):
         return list(messages)
-    return list(messages[: len(messages) - len(current_turn(messages))])
+    return list(messages[: len(messages) - len(current_turn(messages, who))])
 
 
 def _digest(text: str) -> str:
@@ -161,5 +172,5 @@ def _field(message: object, name: str) -> Any:
     return getattr(message, name, None)
 
 
-def count_human(messages: Iterable[object]) -> int:
-    return sum(1 for m in messages if is_human(m))
+def count_human(messages: Iterable[object], who: Speakers) -> int:
+    return sum(1 for m in messages if is_human(m, who))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -29,6 +29,7 @@ from langgraph.runtime import Runtime
 
 from commonplace import Memory, Scope
 from commonplace.errors import InvalidInputError, InvalidTypeError
+from commonplace.validation import checked_user_names
 
 from ._messages import current_turn, human_turns
 from ._nodes import turn_batch
@@ -45,7 +46,9 @@ class CommonplaceMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     is an agent id added to every scope. ``top_k`` and ``budget_tokens`` go to
     ``Memory.recall``. ``write_notes=False`` leaves writing to a
     :class:`CommonplaceSaver` (or to you). ``tools=True`` also gives the agent the
-    ``remember``, ``recall`` and ``forget`` tools on the same memory.
+    ``remember``, ``recall`` and ``forget`` tools on the same memory. ``user_names``:
+    names a human message may carry and still be the user's (any other named one is
+    written as evidence only, and is never the question recalled for).
     """
 
     def __init__(
@@ -54,6 +57,7 @@ class CommonplaceMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         *,
         user_key: str = "user_id",
         agent: str | None = None,
+        user_names: Sequence[str] = (),
         top_k: int = 10,
         budget_tokens: int | None = None,
         write_notes: bool = True,
@@ -69,7 +73,9 @@ class CommonplaceMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             if not isinstance(flag, bool):
                 raise InvalidTypeError(f"{name} must be a bool, not {type(flag).__name__}")
         self.memory = memory
-        self.rule = ScopeRule(user_key=user_key, agent=agent)
+        self.rule = ScopeRule(
+            user_key=user_key, agent=agent, user_names=checked_user_names(user_names)
+        )
         self.top_k = top_k
         self.budget_tokens = budget_tokens
         self.write_notes = write_notes
@@ -134,20 +140,23 @@ class CommonplaceMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     # -- helpers ------------------------------------------------------------------------
 
     def _question(self, request: ModelRequest[Any]) -> tuple[Scope, str, str] | None:
-        turns = human_turns(request.messages)
+        config, context = _config(), request.runtime.context
+        who = self.rule.speakers(self.rule.user(config, context=context))
+        turns = [t for t in human_turns(request.messages, who) if t.said_by is None]
         if not turns:
             return None
-        scope = self.rule.read_scope(_config(), context=request.runtime.context)
+        scope = self.rule.read_scope(config, context=context)
         latest = turns[-1]
         return scope, latest.message_id, latest.text[: self.memory.config.max_query_chars]
 
     def _turns(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> list[Any]:
         if not self.write_notes:
             return []
-        turns = human_turns(current_turn(state.get("messages") or []))
+        config = _config()
+        who = self.rule.speakers(self.rule.user(config, context=runtime.context))
+        turns = human_turns(current_turn(state.get("messages") or [], who), who)
         if not turns:
             return []
-        config = _config()
         scope = self.rule.write_scope(config, context=runtime.context)
         return turn_batch(self.memory, turns, scope=scope, config=config)
 

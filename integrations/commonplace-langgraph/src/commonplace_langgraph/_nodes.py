@@ -17,6 +17,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from commonplace import Memory, Scope, Turn
 from commonplace.errors import InvalidInputError, InvalidTypeError
+from commonplace.validation import checked_user_names
 
 from ._messages import (
     HumanTurn,
@@ -46,6 +47,17 @@ class _MemoryNode:
         messages_key: str = "messages",
         user_key: str = "user_id",
         agent: str | None = None,
+        user_names: Sequence[str] = (),
+    ) -> None:
+        self._setup(memory, messages_key, user_key, agent, user_names)
+
+    def _setup(
+        self,
+        memory: Memory,
+        messages_key: str,
+        user_key: str,
+        agent: str | None,
+        user_names: Sequence[str],
     ) -> None:
         if not isinstance(memory, Memory):
             raise InvalidTypeError(
@@ -55,7 +67,8 @@ class _MemoryNode:
             raise InvalidTypeError("messages_key must be a non-empty str")
         self.memory = memory
         self.messages_key = messages_key
-        self.rule = ScopeRule(user_key=user_key, agent=agent)
+        names = checked_user_names(user_names)
+        self.rule = ScopeRule(user_key=user_key, agent=agent, user_names=names)
 
     def _messages(self, state: Mapping[str, Any]) -> list[Any]:
         if not isinstance(state, Mapping):
@@ -85,10 +98,11 @@ class RecallNode(_MemoryNode):
         messages_key: str = "messages",
         user_key: str = "user_id",
         agent: str | None = None,
+        user_names: Sequence[str] = (),
         top_k: int = 10,
         budget_tokens: int | None = None,
     ) -> None:
-        super().__init__(memory, messages_key=messages_key, user_key=user_key, agent=agent)
+        self._setup(memory, messages_key, user_key, agent, user_names)
         self.top_k = top_k
         self.budget_tokens = budget_tokens
 
@@ -97,9 +111,10 @@ class RecallNode(_MemoryNode):
         # before anything else: by the time this node runs, add_messages may already have
         # put the message in the block's place, whatever the last message is
         _refuse_reserved_ids(messages)
-        if not is_human(last_message(messages)):
+        who = self.rule.speakers(self.rule.user(config))
+        if not is_human(last_message(messages), who):
             return {}
-        query = human_turns(messages[-1:])
+        query = human_turns(messages[-1:], who)
         if not query:
             return {}
         recall = self.memory.recall(
@@ -181,7 +196,8 @@ class NoteNode(_MemoryNode):
         messages = self._messages(state)
         if not ends_a_turn(messages):
             return {}
-        turns = human_turns(current_turn(messages))
+        who = self.rule.speakers(self.rule.user(config))
+        turns = human_turns(current_turn(messages, who), who)
         if not turns:
             return {}
         write_turns(self.memory, turns, scope=self.rule.write_scope(config), config=config)
@@ -191,7 +207,8 @@ class NoteNode(_MemoryNode):
 def write_turns(
     memory: Memory, turns: Sequence[HumanTurn], *, scope: Scope, config: Mapping[str, Any] | None
 ) -> None:
-    """Write human turns as user turns keyed by message id, skipping what memory refuses."""
+    """Write human turns as user turns keyed by message id, skipping what memory refuses
+    (a turn said by someone else than the user is written as evidence only)."""
     batch = turn_batch(memory, turns, scope=scope, config=config)
     if batch:
         memory.write_many(batch)
@@ -200,7 +217,8 @@ def write_turns(
 def turn_batch(
     memory: Memory, turns: Sequence[HumanTurn], *, scope: Scope, config: Mapping[str, Any] | None
 ) -> list[Turn]:
-    """Human turns as validated user turns (key: the message id), without what is refused."""
+    """Human turns as validated user turns (key: the message id), without what is refused;
+    one ``said_by`` another sender stays an episode, never a note."""
     thread = _configurable(config).get("thread_id")
     meta: dict[str, Any] = {"source": "langgraph"}
     if thread is not None:
@@ -208,9 +226,7 @@ def turn_batch(
     batch = []
     for turn in turns:
         try:
-            batch.append(
-                memory.turn(turn.text, role="user", scope=scope, meta=meta, key=turn.message_id)
-            )
+            batch.append(turn.validated(memory, scope=scope, meta=meta))
         except InvalidInputError:
             continue  # an empty or oversized message is not memory; the graph goes on
     return batch
@@ -236,15 +252,17 @@ class ConsolidationNode(_MemoryNode):
         messages_key: str = "messages",
         user_key: str = "user_id",
         agent: str | None = None,
+        user_names: Sequence[str] = (),
     ) -> None:
-        super().__init__(memory, messages_key=messages_key, user_key=user_key, agent=agent)
+        self._setup(memory, messages_key, user_key, agent, user_names)
         if isinstance(every, bool) or not isinstance(every, int) or every < 1:
             raise InvalidInputError(f"every must be a positive int, not {every!r}")
         self.every = every
 
     def __call__(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         messages = self._messages(state)
-        if not ends_a_turn(messages) or count_human(messages) % self.every:
+        who = self.rule.speakers(self.rule.user(config))
+        if not ends_a_turn(messages) or count_human(messages, who) % self.every:
             return {}
         self.memory.consolidate(scope=self.rule.read_scope(config))
         return {}

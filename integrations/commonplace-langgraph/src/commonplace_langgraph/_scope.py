@@ -27,7 +27,9 @@ from typing import Any
 
 from commonplace import Scope
 from commonplace.errors import InvalidInputError, InvalidScopeError, InvalidTypeError
+from commonplace.validation import checked_user_names
 
+from ._messages import Speakers
 from ._text import SURROGATE_FIX, has_surrogates
 
 # Where LangGraph keeps the run's Runtime (context, store) inside a config. Every config
@@ -49,12 +51,16 @@ _MAX_WARNED = 10_000
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScopeRule:
     """``user_key``: the context field or ``configurable`` key holding the user id;
-    ``agent``: a fixed agent id added to every scope."""
+    ``agent``: a fixed agent id added to every scope; ``user_names``: the names a human
+    message may carry and still be the user's, besides the user id (see
+    :func:`commonplace.said_by`)."""
 
     user_key: str = "user_id"
     agent: str | None = None
+    user_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "user_names", checked_user_names(self.user_names))
         if not isinstance(self.user_key, str) or not self.user_key:
             raise InvalidTypeError("user_key must be a non-empty str (e.g. 'user_id')")
         if self.agent is not None and not isinstance(self.agent, str):
@@ -73,6 +79,10 @@ class ScopeRule:
             if value is not None:
                 return _user_id(value, where=f"config['configurable'][{key!r}]")
         return None
+
+    def speakers(self, user: str | None) -> Speakers:
+        """Whose human messages speak for ``user`` (the user of a run) in this rule."""
+        return Speakers(user=user, names=self.user_names)
 
     def thread(self, config: Mapping[str, Any] | None) -> str | None:
         value = _configurable(config).get("thread_id")

@@ -1,5 +1,8 @@
 """Copying answered human messages into memory, once per message id.
 
+A human message named as someone else's (see ``_messages``) is copied as evidence only:
+an episode ``said_by`` its sender, never a note.
+
 Every checkpoint carries the whole message list, so the tap looks at the human messages
 of the turns that have been answered (see ``settled``: the question being worked on is
 left for later, so it can never be recalled as its own memory), asks its ledger which
@@ -21,7 +24,7 @@ from commonplace import Memory, Scope, Turn
 from commonplace.errors import InvalidInputError, InvalidTypeError
 
 from ._db import Database, chunks
-from ._messages import HumanTurn, human_turns, settled
+from ._messages import HumanTurn, human_turns, is_human_type, settled
 from ._scope import ScopeRule
 
 logger = logging.getLogger("commonplace_langgraph")
@@ -59,33 +62,25 @@ class Tap:
         return self.messages_key in new_versions
 
     def __call__(self, config: Mapping[str, Any], channel_values: Mapping[str, Any]) -> None:
-        turns = human_turns(settled(channel_values.get(self.messages_key)))
-        if not turns:
+        messages = channel_values.get(self.messages_key)
+        if not isinstance(messages, (list, tuple)) or not any(map(is_human_type, messages)):
             return
         thread = self.rule.thread(config)
         if thread is None:  # LangGraph never checkpoints without one; nothing to key on
             return
-        fresh = self._unseen(thread, turns)
+        # whose named messages are the user's depends on the thread's user
+        scope = self._scope(config, thread)
+        who = self.rule.speakers(scope.user)
+        turns = human_turns(settled(messages, who), who)
+        fresh = self._unseen(thread, turns) if turns else []
         if not fresh:
             return
-        scope = self._scope(config, thread)
         meta_base = {"source": "langgraph", "thread_id": thread}
         valid: list[tuple[HumanTurn, Turn]] = []
         refused: list[HumanTurn] = []
         for turn in fresh:
             try:
-                valid.append(
-                    (
-                        turn,
-                        self.memory.turn(
-                            turn.text,
-                            role="user",
-                            scope=scope,
-                            meta=meta_base,
-                            key=turn.message_id,
-                        ),
-                    )
-                )
+                valid.append((turn, turn.validated(self.memory, scope=scope, meta=meta_base)))
             except InvalidInputError as exc:
                 # An empty or oversized message must not break the user's graph: it is
                 # recorded as seen (so it is not retried forever) and the reason is logged.

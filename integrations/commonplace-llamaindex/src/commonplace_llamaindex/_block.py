@@ -10,16 +10,13 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 
 from commonplace import Memory, Scope
 from commonplace.errors import InvalidInputError, InvalidTypeError
-from commonplace.validation import checked_bool, checked_int
-from commonplace.write import Turn
+from commonplace.validation import checked_bool, checked_int, checked_user_names
 
 from ._messages import (
     Tokenizer,
-    is_user,
     llama_index_tokenizer,
-    message_key,
-    message_text,
     query_text,
+    user_role_turns,
 )
 from ._scopes import owner_scopes
 from ._store import StoreHandle
@@ -35,13 +32,15 @@ class CommonplaceMemoryBlock(BaseMemoryBlock[str]):
     ``Memory`` hands the block the messages it flushes out of its short-term queue
     (``_aput``): the user's among them go through commonplace's write path, in the scope
     ``(user_id, agent_id, session)``, one episode per message (the same words said twice
-    are two); everything else is dropped, so the assistant's
-    replies never become notes. On ``_aget`` the block recalls for the latest user message
-    and returns the compiled memory, which ``Memory`` places in its template: without
-    commonplace's own ``<memory>`` tags, since the template wraps every block in one
-    ``<memory>`` element already (and nothing when nothing was recalled). When
-    ``Memory`` must shrink its blocks (``priority`` > 0), the block drops whole lines,
-    least important first, instead of cutting a note in half.
+    are two); everything else is dropped, so the assistant's replies never become notes.
+    A user message named as someone else's (an ``additional_kwargs`` ``name`` that is
+    neither ``user_id`` nor one of ``user_names``) is kept as evidence, an episode, never
+    a note. On ``_aget`` the block recalls for the latest user message and returns the
+    compiled memory, which ``Memory`` places in its template: without commonplace's own
+    ``<memory>`` tags, since the template wraps every block in one ``<memory>`` element
+    already (and nothing when nothing was recalled). When ``Memory`` must shrink its
+    blocks (``priority`` > 0), the block drops whole lines, least important first,
+    instead of cutting a note in half.
     """
 
     name: str = Field(default="commonplace", description="The block's name in the template.")
@@ -51,6 +50,11 @@ class CommonplaceMemoryBlock(BaseMemoryBlock[str]):
     url: str = Field(description="URL of the commonplace store (kept to reopen it).")
     user_id: str | None = Field(default=None, description="Whose memory this is.")
     agent_id: str | None = Field(default=None, description="Which agent's memory of the user.")
+    user_names: list[str] = Field(
+        default_factory=list,
+        description="Names a user message may carry (additional_kwargs['name']) and still be "
+        "the user's, besides user_id; any other named message is kept as evidence only.",
+    )
     cross_session: bool = Field(
         default=True,
         description="Recall notes from every session of the user, not just this one "
@@ -89,7 +93,7 @@ class CommonplaceMemoryBlock(BaseMemoryBlock[str]):
         session_id: str | None = None,
         **block_kwargs: Any,
     ) -> str:
-        query = query_text(None, messages or [])
+        query = query_text(None, messages or [], user=self.user_id, user_names=self.user_names)
         if not query:
             return ""
         _, scope = self._scopes(session_id)
@@ -110,16 +114,13 @@ class CommonplaceMemoryBlock(BaseMemoryBlock[str]):
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         """Write the user turns among the flushed messages, all validated before any write."""
-        memory = self._store.get()
-        turns: list[Turn] = []
+        placed = []
         for message in messages:
-            text = message_text(message) if is_user(message) else ""
-            if not text.strip():
-                continue
             session = message.additional_kwargs.get("session_id")
             write, _ = self._scopes(session if isinstance(session, str) else None)
-            scope = write or Scope(user=self.user_id, agent=self.agent_id)
-            turns.append(memory.turn(text, role="user", scope=scope, key=message_key()))
+            placed.append((message, write or Scope(user=self.user_id, agent=self.agent_id)))
+        memory = self._store.get()
+        turns = user_role_turns(memory, placed, user=self.user_id, user_names=self.user_names)
         if turns:
             await memory.awrite_many(turns)
             self._turn.forget()
@@ -160,6 +161,8 @@ def _check_options(data: dict[str, Any]) -> None:
         checked_int("priority", data["priority"], low=0)
     if "cross_session" in data:
         checked_bool("cross_session", data["cross_session"])
+    if "user_names" in data:
+        data["user_names"] = list(checked_user_names(data["user_names"]))
     tokenizer = data.get("tokenizer_fn")
     if tokenizer is not None and not callable(tokenizer):
         raise InvalidTypeError("tokenizer_fn must be a callable returning a list of tokens")

@@ -21,18 +21,16 @@ from llama_index.core.storage.chat_store.loading import load_chat_store
 
 from commonplace import Memory, Recall, Scope, Turn
 from commonplace.errors import InvalidInputError, InvalidTypeError
-from commonplace.validation import checked_bool, checked_int
+from commonplace.validation import checked_bool, checked_int, checked_user_names
 
 from ._messages import (
     Tokenizer,
     checked_messages,
     fit_history,
-    is_user,
     llama_index_tokenizer,
-    message_key,
-    message_text,
     message_tokens,
     query_text,
+    user_role_turns,
 )
 from ._scopes import owner_scopes
 from ._store import StoreHandle
@@ -60,8 +58,10 @@ class CommonplaceMemory(BaseMemory):
     most one note), right after the recall for
     their turn so that a turn never recalls itself, and keeps every other message (the
     assistant's replies, tool calls and results) in the short-term history only, so they
-    never become notes. ``reset`` and ``set`` touch the short-term history only:
-    long-term notes belong to the user, not to the session.
+    never become notes. A user message named as someone else's (``additional_kwargs``
+    ``name`` that is neither ``user_id`` nor one of ``user_names``: another agent, a tool,
+    a model) is kept as evidence, an episode, never a note. ``reset`` and ``set`` touch
+    the short-term history only: long-term notes belong to the user, not to the session.
 
     The short-term history lives in a LlamaIndex chat store under ``session_id``; notes
     are written in the scope ``(user_id, agent_id, session_id)`` and recalled across all
@@ -73,6 +73,11 @@ class CommonplaceMemory(BaseMemory):
     url: str = Field(description="URL of the commonplace store (kept to reopen it).")
     user_id: str | None = Field(default=None, description="Whose memory this is.")
     agent_id: str | None = Field(default=None, description="Which agent's memory of the user.")
+    user_names: list[str] = Field(
+        default_factory=list,
+        description="Names a user message may carry (additional_kwargs['name']) and still be "
+        "the user's, besides user_id; any other named message is kept as evidence only.",
+    )
     session_id: str = Field(
         default_factory=lambda: uuid.uuid4().hex,
         description="The conversation: key of the short-term history, thread of its notes.",
@@ -120,6 +125,7 @@ class CommonplaceMemory(BaseMemory):
         url: str | None = None,
         user_id: str | None = None,
         agent_id: str | None = None,
+        user_names: Sequence[str] = (),
         session_id: str | None = None,
         cross_session: bool = True,
         chat_history: Sequence[ChatMessage] | None = None,
@@ -150,6 +156,7 @@ class CommonplaceMemory(BaseMemory):
         options: dict[str, Any] = {
             "user_id": user_id,
             "agent_id": agent_id,
+            "user_names": user_names,
             "cross_session": cross_session,
             "token_limit": token_limit,
             "budget_tokens": budget_tokens,
@@ -248,7 +255,7 @@ class CommonplaceMemory(BaseMemory):
         available = self._available(initial_token_count)
         history = list(self.chat_store.get_messages(self.session_id))
         if not history:
-            query_text(input, history)  # a bad input is refused all the same
+            self._query(input, history)  # a bad input is refused all the same
             self.flush()
             return []
         query, budget = self._recall_plan(input, history, available)
@@ -263,7 +270,7 @@ class CommonplaceMemory(BaseMemory):
         available = self._available(initial_token_count)
         history = list(await self.chat_store.aget_messages(self.session_id))
         if not history:
-            query_text(input, history)  # a bad input is refused all the same
+            self._query(input, history)  # a bad input is refused all the same
             await self.aflush()
             return []
         query, budget = self._recall_plan(input, history, available)
@@ -291,7 +298,7 @@ class CommonplaceMemory(BaseMemory):
         self, given: object, history: Sequence[ChatMessage], available: int
     ) -> tuple[str, int]:
         """The query and the compiled-memory budget; a budget of 0 means recall nothing."""
-        query = query_text(given, history)
+        query = self._query(given, history)
         # The compiled memory never takes more than half of what is left, so the recent
         # turns always have room; without budget_tokens the store's default caps it too.
         budget = available // 2
@@ -370,6 +377,9 @@ class CommonplaceMemory(BaseMemory):
         for message in checked:
             await self.chat_store.async_add_message(self.session_id, message)
 
+    def _query(self, given: object, history: Sequence[ChatMessage]) -> str:
+        return query_text(given, history, user=self.user_id, user_names=self.user_names)
+
     def _turn_for(self, messages: Sequence[ChatMessage]) -> None:
         """Validate the user turns among ``messages``, write the last turn's, start a new one."""
         turns = self._validated_turns(messages)
@@ -378,13 +388,15 @@ class CommonplaceMemory(BaseMemory):
             self._turn.start(turns)
 
     def _validated_turns(self, messages: Sequence[ChatMessage]) -> list[Turn]:
-        texts = [message_text(m) for m in messages if is_user(m)]
-        texts = [t for t in texts if t.strip()]  # an image-only or empty turn says nothing
-        if not texts:
+        if not any(m.role == MessageRole.USER for m in messages):
             return []
-        memory = self._store.get()
         scope = self.write_scope
-        return [memory.turn(t, role="user", scope=scope, key=message_key()) for t in texts]
+        return user_role_turns(
+            self._store.get(),
+            [(m, scope) for m in messages],
+            user=self.user_id,
+            user_names=self.user_names,
+        )
 
     def flush(self) -> None:
         """Write the user messages still waiting for their turn's recall, in one transaction.
@@ -465,6 +477,8 @@ def _check_options(data: dict[str, Any]) -> None:
         checked_int("top_k", data["top_k"], low=1, high=_MAX_TOP_K)
     if "cross_session" in data:
         checked_bool("cross_session", data["cross_session"])
+    if "user_names" in data:
+        data["user_names"] = list(checked_user_names(data["user_names"]))
     store = data.get("chat_store")
     # A dict is how to_dict() wrote the chat store down, and how from_dict() reads it back.
     if store is not None and not (

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Sequence, Sized
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock
 
+from commonplace import Memory, Scope, Turn, said_by
 from commonplace.errors import InvalidTypeError
 
 Tokenizer = Callable[[str], Sized]
@@ -65,11 +66,47 @@ def message_text(message: ChatMessage) -> str:
     return "\n".join(b.text for b in message.blocks if isinstance(b, TextBlock) and b.text)
 
 
-def is_user(message: ChatMessage) -> bool:
-    return message.role == MessageRole.USER
+def sender(message: ChatMessage, *, user: str | None, user_names: Sequence[str]) -> str | None:
+    """None for a message that speaks for the user, else who it names as its sender: a
+    ``name`` in ``additional_kwargs`` (as OpenAI-style messages carry it) that is not the
+    user's id nor one of ``user_names`` (the core's rule, :func:`commonplace.said_by`)."""
+    name = message.additional_kwargs.get("name")
+    return said_by(name, user=user, user_names=user_names)
 
 
-def query_text(given: object, history: Sequence[ChatMessage]) -> str:
+def is_user(message: ChatMessage, *, user: str | None, user_names: Sequence[str]) -> bool:
+    """Whether the user said this: a user message that names no one else as its sender."""
+    return (
+        message.role == MessageRole.USER
+        and sender(message, user=user, user_names=user_names) is None
+    )
+
+
+def user_role_turns(
+    memory: Memory,
+    messages: Iterable[tuple[ChatMessage, Scope]],
+    *,
+    user: str | None,
+    user_names: Sequence[str],
+) -> list[Turn]:
+    """The user-role messages with text as validated turns, each with a key of its own:
+    the user's, and those named as another sender's (``said_by``: evidence, never a note).
+    Assistant, tool and system messages are never written."""
+    turns = []
+    for message, scope in messages:
+        if message.role != MessageRole.USER:
+            continue
+        text = message_text(message)
+        if not text.strip():  # an image-only or empty turn says nothing
+            continue
+        by = sender(message, user=user, user_names=user_names)
+        turns.append(memory.turn(text, role="user", scope=scope, key=message_key(), said_by=by))
+    return turns
+
+
+def query_text(
+    given: object, history: Sequence[ChatMessage], *, user: str | None, user_names: Sequence[str]
+) -> str:
     """What to recall for: the input given, else the latest user message in ``history``."""
     if given is not None:
         if isinstance(given, ChatMessage):
@@ -80,7 +117,7 @@ def query_text(given: object, history: Sequence[ChatMessage]) -> str:
             )
         return given.strip()
     for message in reversed(history):
-        if is_user(message):
+        if is_user(message, user=user, user_names=user_names):
             text = message_text(message).strip()
             if text:
                 return text

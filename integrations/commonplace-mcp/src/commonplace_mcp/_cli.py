@@ -31,6 +31,15 @@ def add_command(subparsers: Any) -> None:
         "--allow-remote says so: the server has no authentication.",
     )
     parser.add_argument("--user", required=True, help="the user whose memory is served")
+    parser.add_argument(
+        "--user-name",
+        action="append",
+        default=[],
+        dest="user_names",
+        metavar="NAME",
+        help="a name a user message may carry and still be the user's (repeat for more); a "
+        "user message named as anyone else is kept as evidence only",
+    )
     parser.add_argument("--url", help="store URL (default: $COMMONPLACE_URL or the data folder)")
     parser.add_argument(
         "--transport",
@@ -59,7 +68,12 @@ def run(args: argparse.Namespace) -> int:
     """Serve until the client hangs up (stdio) or the process is interrupted (http)."""
     host, port = _address(args)
     with Memory(args.url) as memory:
-        server = build_server(memory, user=args.user, trust_client_scope=args.trust_client_scope)
+        server = build_server(
+            memory,
+            user=args.user,
+            trust_client_scope=args.trust_client_scope,
+            user_names=args.user_names,
+        )
         if args.transport == "stdio":
             server.run("stdio")
         else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -19,9 +19,15 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+<<<<<<< HEAD
 from commonplace import Kind, Memory, Provenance, Scope
+=======
+from commonplace import Episode, Memory, Provenance, Scope
+from commonplace import said_by as said_by_rule
+>>>>>>> wt-firewall
 from commonplace.errors import CommonplaceError, InvalidTypeError, NotFoundError
 from commonplace.stores import PROFILE_CARD
+from commonplace.validation import checked_user_names
 
 PROFILE_URI = "commonplace://profile"
 """The resource that holds the profile card of the server's user."""
@@ -51,6 +57,10 @@ becomes a note, so it is never recalled as a fact about the user.
 paraphrase). Stored as a user episode, from which at most one note (a fact about the user) \
 is written.
 Choose "user" only when you are passing on the user's message verbatim.
+
+`name` is the sender's name when the message carries one (a multi-agent message names \
+the agent, tool or model that sent it). A "user" message named as someone else (not the \
+user's own name) is kept as evidence only, like your own words: it never becomes a note.
 
 Returns the episode id, and the note's id and text when one was written (or why none was)."""
 
@@ -88,6 +98,7 @@ def build_server(
     *,
     user: str,
     trust_client_scope: bool = False,
+    user_names: Sequence[str] = (),
     name: str = "commonplace",
 ) -> MCPServer[Any]:
     """An MCP server (the SDK's ``MCPServer``) over ``memory`` for the user ``user``.
@@ -96,19 +107,27 @@ def build_server(
     ``commonplace://profile`` (the user's profile card, as JSON). Every call works in
     ``Scope(user=user)``. With ``trust_client_scope`` each tool takes an optional ``user``
     argument that picks another user per call; leave it off unless the client is trusted
-    to speak for every user of the store. Run it with ``server.run("stdio")`` or embed it:
-    ``mcp.Client(server)`` connects in-process. The caller keeps ``memory`` open while the
-    server runs and closes it after.
+    to speak for every user of the store. ``user_names``: names a ``remember``d user
+    message may carry (its ``name`` argument) and still be the user's, besides the user
+    id; a user message named as anyone else is kept as evidence only. Run it with
+    ``server.run("stdio")`` or embed it: ``mcp.Client(server)`` connects in-process. The
+    caller keeps ``memory`` open while the server runs and closes it after.
     """
     if not isinstance(memory, Memory):
         raise InvalidTypeError(f"memory must be a commonplace.Memory, not {type(memory).__name__}")
     if not isinstance(trust_client_scope, bool):
         raise InvalidTypeError("trust_client_scope must be True or False")
     scope = Scope(user=user)  # raises InvalidScopeError for an empty or malformed user
+<<<<<<< HEAD
     tools = _Tools(memory, scope=scope, trust_client_scope=trust_client_scope)
     server: MCPServer[Any] = MCPServer(
         name, instructions=_INSTRUCTIONS, version=_version(), log_level="WARNING"
     )
+=======
+    names = checked_user_names(user_names)
+    tools = _Tools(memory, scope=scope, trust_client_scope=trust_client_scope, user_names=names)
+    server: MCPServer[Any] = MCPServer(name, instructions=_INSTRUCTIONS, log_level="WARNING")
+>>>>>>> wt-firewall
     if trust_client_scope:
         _add_trusting_tools(server, tools)
     else:
@@ -144,6 +163,15 @@ SaidBy = Annotated[
     Field(
         description='Whose words `text` is: "assistant" (default, kept as evidence only, '
         'never a fact about the user) or "user" (the user\'s own words, verbatim).'
+    ),
+]
+Name = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=100,
+        description="The sender's name, when the message carries one; a user message "
+        "named as anyone but the user is kept as evidence only, never a note.",
     ),
 ]
 Query = Annotated[
@@ -196,10 +224,10 @@ def _add_fixed_tools(server: MCPServer[Any], tools: _Tools) -> None:
 
     @server.tool(name="remember", description=_REMEMBER, annotations=_WRITES)
     def remember(
-        text: Text, ctx: Context[Any, Any], said_by: SaidBy = "assistant"
+        text: Text, ctx: Context[Any, Any], said_by: SaidBy = "assistant", name: Name = None
     ) -> dict[str, Any]:
-        tools.check_arguments(ctx, {"text", "said_by"})
-        return tools.remember(text, said_by=said_by, user=None)
+        tools.check_arguments(ctx, {"text", "said_by", "name"})
+        return tools.remember(text, said_by=said_by, name=name, user=None)
 
     @server.tool(name="recall", description=_RECALL)
     def recall(
@@ -224,10 +252,14 @@ def _add_fixed_tools(server: MCPServer[Any], tools: _Tools) -> None:
 def _add_trusting_tools(server: MCPServer[Any], tools: _Tools) -> None:
     @server.tool(name="remember", description=_REMEMBER, annotations=_WRITES)
     def remember(
-        text: Text, ctx: Context[Any, Any], said_by: SaidBy = "assistant", user: User = None
+        text: Text,
+        ctx: Context[Any, Any],
+        said_by: SaidBy = "assistant",
+        name: Name = None,
+        user: User = None,
     ) -> dict[str, Any]:
-        tools.check_arguments(ctx, {"text", "said_by", "user"})
-        return tools.remember(text, said_by=said_by, user=user)
+        tools.check_arguments(ctx, {"text", "said_by", "name", "user"})
+        return tools.remember(text, said_by=said_by, name=name, user=user)
 
     @server.tool(name="recall", description=_RECALL)
     def recall(
@@ -261,10 +293,18 @@ class _Tools:
     synchronous tools in worker threads, and one Memory is one SQLite connection), each
     commonplace error turned into a tool error with its message."""
 
-    def __init__(self, memory: Memory, *, scope: Scope, trust_client_scope: bool) -> None:
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        scope: Scope,
+        trust_client_scope: bool,
+        user_names: tuple[str, ...] = (),
+    ) -> None:
         self._memory = memory
         self._scope = scope
         self._trust = trust_client_scope
+        self._user_names = user_names
         self._lock = threading.Lock()
 
     def check_arguments(self, ctx: Context[Any, Any], allowed: set[str]) -> None:
@@ -302,16 +342,25 @@ class _Tools:
             except CommonplaceError as exc:
                 raise ToolError(str(exc)) from exc
 
-    def remember(self, text: str, *, said_by: str, user: str | None) -> dict[str, Any]:
+    def remember(
+        self, text: str, *, said_by: str, name: str | None, user: str | None
+    ) -> dict[str, Any]:
         scope = self._run(lambda: self._scope_for(user))
         # Only the user's own words may speak for the user: the firewall of the core keeps
-        # an assistant turn an episode, never a note.
+        # an assistant turn an episode, never a note, and a user message named as someone
+        # else's (the core's one rule for names) evidence only.
         role = "user" if said_by == "user" else "assistant"
-        result = self._run(lambda: self._memory.write(text, role=role, scope=scope))
+        sender = said_by_rule(name, user=scope.user, user_names=self._user_names)
+        result = self._run(
+            lambda: self._memory.write(
+                text, role=role, scope=scope, said_by=sender if role == "user" else None
+            )
+        )
         note = result.note
         return {
             "episode_id": result.episode_id,
             "said_by": role,
+            "sender": sender,
             "created": result.created,
             "note": None if note is None else {"id": note.id, "text": note.text},
             "skipped": result.skipped,
@@ -365,10 +414,7 @@ class _Tools:
         kept = _within(chain, scope)
         return {
             "record": kept.to_json(),
-            "episodes": [
-                {"id": e.id, "role": e.role.value, "at": e.at.isoformat(), "text": e.text}
-                for e in kept.episodes()
-            ],
+            "episodes": [_episode_json(e) for e in kept.episodes()],
         }
 
     def profile(self) -> dict[str, Any]:
@@ -410,3 +456,16 @@ def _within(chain: Provenance, scope: Scope) -> Provenance:
         _within(source, scope) for source in chain.sources if scope.contains(source.record.scope)
     )
     return Provenance(chain.record, sources)
+
+
+def _episode_json(episode: Episode) -> dict[str, Any]:
+    shown: dict[str, Any] = {
+        "id": episode.id,
+        "role": episode.role.value,
+        "at": episode.at.isoformat(),
+        "text": episode.text,
+    }
+    sender = episode.meta.get("said_by")
+    if isinstance(sender, str):  # a user message named as someone else's: evidence only
+        shown["said_by"] = sender
+    return shown

@@ -9,6 +9,7 @@ errors in :mod:`commonplace.errors`, the backend protocol in
 from ._clock import Clock, ManualClock, SystemClock
 from ._config import Config, ConsolidationRules, DecayRules, ProfileRules, TierRules, Weights
 from ._events import MemoryEvent
+from ._firewall import said_by, speaks_for_user
 from ._listing import RecordPage
 from ._memory import Memory
 from ._provenance import Provenance
@@ -72,4 +73,6 @@ __all__ = [
     "__version__",
     "count_tokens",
     "hookimpl",
+    "said_by",
+    "speaks_for_user",
 ]

@@ -194,17 +194,28 @@ class Memory:
         meta: Mapping[str, Any] | None = None,
         key: str | None = None,
         speaker: str | None = None,
+        said_by: str | None = None,
     ) -> WriteResult:
         """Store one turn as an immutable episode and, for a user turn, at most one note.
 
         The same turn sent twice is stored once: by its text, or by ``key`` (a
         message id) when given, so two messages with the same words stay two.
         ``speaker`` names who said it in a conversation between several people (a
-        leading "Name: " in ``text`` does the same); the note names them.
+        leading "Name: " in ``text`` does the same); the note names them. ``said_by``
+        names who sent a message that is not the user's (see :class:`Turn`): it is kept
+        as an episode, never a note.
         """
-        return self.write_many(
-            [self.turn(text, role=role, scope=scope, at=at, meta=meta, key=key, speaker=speaker)]
-        )[0]
+        turn = self.turn(
+            text,
+            role=role,
+            scope=scope,
+            at=at,
+            meta=meta,
+            key=key,
+            speaker=speaker,
+            said_by=said_by,
+        )
+        return self.write_many([turn])[0]
 
     def turn(
         self,
@@ -216,6 +227,7 @@ class Memory:
         meta: Mapping[str, Any] | None = None,
         key: str | None = None,
         speaker: str | None = None,
+        said_by: str | None = None,
     ) -> Turn:
         """Validate a turn for :meth:`write_many`; raises before anything is written.
 
@@ -232,6 +244,7 @@ class Memory:
             meta=meta,  # type: ignore[arg-type]
             key=key,
             speaker=speaker,
+            said_by=said_by,
         )
         self._check_fits(built)
         named = None if built.speaker is not None else split_speaker(built.text)[0]
@@ -253,7 +266,7 @@ class Memory:
     def _write_batch(self, turns: Sequence[Turn], drafted: Drafts | None) -> list[WriteResult]:
         """Write checked turns, with their notes' drafts when a bulk import's worker made
         them (else the note-writer hook drafts them here)."""
-        ids = [episode_id(t.scope, t.role, t.text, t.key) for t in turns]
+        ids = [episode_id(t.scope, t.role, t.text, t.key, said_by=t.said_by) for t in turns]
         results = self._writer.write_many(turns, ids, drafted=drafted)
         self._after_write(turns, results)
         return results

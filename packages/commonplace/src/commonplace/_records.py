@@ -198,15 +198,23 @@ class Record:
         return self.tags.importance
 
 
-def episode_id(scope: Scope, role: Role, text: str, key: str | None = None) -> str:
+def episode_id(
+    scope: Scope, role: Role, text: str, key: str | None = None, *, said_by: str | None = None
+) -> str:
     """Content-addressed id: the same turn in the same scope is the same episode.
 
     With a ``key`` (a message id from the caller's framework) the key replaces the
     text, so the same words said twice as two messages are two episodes, and the
-    same message sent twice is still one.
+    same message sent twice is still one. Without one, the same words sent by someone
+    other than the user (``said_by``) are another turn than the user's.
     """
     digest = hashlib.sha256()
-    parts = (role.value, text) if key is None else (role.value, "\x01key", key)
+    if key is not None:
+        parts: tuple[str, ...] = (role.value, "\x01key", key)
+    elif said_by is not None:
+        parts = (role.value, "\x01said_by", said_by, text)
+    else:
+        parts = (role.value, text)
     for part in (*scope.parts(), *parts):
         digest.update(part.encode("utf-8", "surrogatepass"))
         digest.update(b"\x00")

@@ -86,18 +86,18 @@ def checked_key(key: object) -> str | None:
 MAX_SPEAKER_CHARS = 100
 
 
-def checked_speaker(speaker: object) -> str | None:
+def checked_speaker(speaker: object, *, what: str = "speaker") -> str | None:
     """A speaker's name: one line of at most ``MAX_SPEAKER_CHARS`` characters, or None."""
     if speaker is None:
         return None
     if not isinstance(speaker, str):
-        raise InvalidTypeError(f"speaker must be a str, not {type(speaker).__name__}")
+        raise InvalidTypeError(f"{what} must be a str, not {type(speaker).__name__}")
     name = " ".join(speaker.split())
     if not name or len(name) > MAX_SPEAKER_CHARS:
         raise InvalidInputError(
-            f"speaker must be a name of 1 to {MAX_SPEAKER_CHARS} characters, not {speaker!r}"
+            f"{what} must be a name of 1 to {MAX_SPEAKER_CHARS} characters, not {speaker!r}"
         )
-    checked_text(name, limit=MAX_SPEAKER_CHARS, what="speaker")
+    checked_text(name, limit=MAX_SPEAKER_CHARS, what=what)
     return name
 
 

@@ -6,6 +6,7 @@ range or malformed) with a message naming the argument and how to fix the call. 
 adapter that validates with these refuses bad input exactly as ``Memory`` does.
 """
 
+from ._firewall import checked_user_names
 from ._validate import (
     checked_bool,
     checked_float,
@@ -26,4 +27,5 @@ __all__ = [
     "checked_path",
     "checked_text",
     "checked_time",
+    "checked_user_names",
 ]

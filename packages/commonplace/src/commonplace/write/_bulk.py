@@ -176,4 +176,7 @@ def draft_by_rules(turns: Sequence[Turn]) -> Drafts:
     become notes). A worker's task: a function of the turns alone, so any process gives
     the same drafts."""
     writer = RuleNoteWriter()
-    return [writer.write(turn) if turn.role is Role.USER else None for turn in turns]
+    return [
+        writer.write(turn) if turn.role is Role.USER and turn.said_by is None else None
+        for turn in turns
+    ]

@@ -189,6 +189,10 @@ class WritePipeline:
                 reason = DUPLICATE
             elif turn.role is not Role.USER:
                 reason = f"{turn.role.value} turns never become notes"
+            elif turn.said_by is not None:
+                reason = (
+                    f"a message from {turn.said_by!r} is not the user's and never becomes a note"
+                )
             else:
                 draft = (
                     self._hooks.commonplace_write_note(turn=turn) if drafted is None else drafted[n]
@@ -328,13 +332,14 @@ class WritePipeline:
         earlier: dict[Scope, list[tuple[Record, Vectors]]] = {}
         row = 0
         for turn, eid, note in zip(turns, ids, drafts):
+            meta = turn.meta if turn.said_by is None else {**turn.meta, "said_by": turn.said_by}
             episode = Episode(
-                id=eid, scope=turn.scope, role=turn.role, text=turn.text, at=turn.at, meta=turn.meta
+                id=eid, scope=turn.scope, role=turn.role, text=turn.text, at=turn.at, meta=meta
             )
             if note is None:
                 writes.append(TurnWrite(episode))
                 continue
-            if turn.role is not Role.USER:  # the firewall, checked once more
+            if turn.role is not Role.USER or turn.said_by is not None:  # the firewall, again
                 raise AssertionError("a note may only be derived from a user turn")
             twin = twins[row]
             row += 1
@@ -494,6 +499,7 @@ class WritePipeline:
             if (
                 draft is not None
                 or turn.role is not Role.USER
+                or turn.said_by is not None
                 or reason is None
                 or reason == DUPLICATE
                 or (turn.speaker or split_speaker(turn.text)[0]) is None

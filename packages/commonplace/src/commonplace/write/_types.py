@@ -28,6 +28,12 @@ class Turn:
     :meth:`Memory.write`, or read from a leading "Name: " in the text); the note then
     names them instead of "the user". It changes nothing about scopes.
 
+    ``said_by`` names who sent a message that is not the user's although its role is
+    (another agent, a tool or a model handing work on as a human message, another person
+    in a group chat): the firewall keeps such a turn as evidence, an episode with that
+    name in its ``meta``, never a note. :func:`commonplace.said_by` gives the value from a
+    message's name, the configured user and the names an application declared as theirs.
+
     A Turn validates itself when built, however it is built (:meth:`Memory.turn`, by
     hand, by an integration, with ``dataclasses.replace``): a value :meth:`Memory.write`
     would refuse is refused here with the same error and message, and what it accepts is
@@ -43,6 +49,7 @@ class Turn:
     meta: Mapping[str, Any] = field(default_factory=dict)
     key: str | None = None
     speaker: str | None = None
+    said_by: str | None = None
 
     def __post_init__(self) -> None:
         # in the order Memory.write checks them, so the first fault found is the same one
@@ -54,6 +61,7 @@ class Turn:
             "meta": checked_meta(self.meta),
             "key": checked_key(self.key),
             "speaker": checked_speaker(self.speaker),
+            "said_by": checked_speaker(self.said_by, what="said_by"),
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)  # frozen: normalised once, here
