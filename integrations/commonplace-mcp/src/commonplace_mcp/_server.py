@@ -19,12 +19,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-<<<<<<< HEAD
-from commonplace import Kind, Memory, Provenance, Scope
-=======
-from commonplace import Episode, Memory, Provenance, Scope
+from commonplace import Episode, Kind, Memory, Provenance, Scope
 from commonplace import said_by as said_by_rule
->>>>>>> wt-firewall
 from commonplace.errors import CommonplaceError, InvalidTypeError, NotFoundError
 from commonplace.stores import PROFILE_CARD
 from commonplace.validation import checked_user_names
@@ -118,16 +114,11 @@ def build_server(
     if not isinstance(trust_client_scope, bool):
         raise InvalidTypeError("trust_client_scope must be True or False")
     scope = Scope(user=user)  # raises InvalidScopeError for an empty or malformed user
-<<<<<<< HEAD
-    tools = _Tools(memory, scope=scope, trust_client_scope=trust_client_scope)
+    names = checked_user_names(user_names)
+    tools = _Tools(memory, scope=scope, trust_client_scope=trust_client_scope, user_names=names)
     server: MCPServer[Any] = MCPServer(
         name, instructions=_INSTRUCTIONS, version=_version(), log_level="WARNING"
     )
-=======
-    names = checked_user_names(user_names)
-    tools = _Tools(memory, scope=scope, trust_client_scope=trust_client_scope, user_names=names)
-    server: MCPServer[Any] = MCPServer(name, instructions=_INSTRUCTIONS, log_level="WARNING")
->>>>>>> wt-firewall
     if trust_client_scope:
         _add_trusting_tools(server, tools)
     else:
