@@ -8,10 +8,10 @@ it names (rows added since are read from the file), that row exists in the file'
 history, and a sample of its vectors equals the rows' own. A graph that fails any of
 these is deleted and rebuilt.
 
-The row version of a scope is a counter in the table ``vector_versions``, moved by
-triggers in the same transaction as every change to the scope's vector rows other than an
-append (a delete, a vector or scope or seq updated, by this code or any other); appends
-are what a graph's highest row covers. A graph is saved only under the store's write lock
+The row version of a scope is a counter in the table ``vector_versions`` (schema v7),
+moved by triggers in the same transaction as every change to the scope's vector rows other
+than an append (a delete, a vector or scope or seq updated, by this code or any other);
+appends are what a graph's highest row covers. A graph is saved only under the store's write lock
 and only if the scope's row version is still the one its rows were read at, and never
 once a row was deleted from it (HNSW removal keeps the vector): so a graph file never
 holds a vector whose row was deleted, whichever process deleted it.
@@ -29,6 +29,7 @@ import numpy as np
 from ._ann import Ann, ScopeParts
 from ._sqlite_reembed import SQLiteReembed
 from ._sqlite_rows import chunks, decoding, marks
+from ._sqlite_schema import VECTOR_VERSION_TRIGGERS
 from ._vector_index import VectorIndex
 
 _SAMPLE = 16  # vectors compared between a saved graph and the rows
@@ -37,35 +38,12 @@ _SAMPLE = 16  # vectors compared between a saved graph and the rows
 # rows left 52 MiB behind after loading 100k vectors, 1,024 rows 20), no slower
 _CHUNK_ROWS = 1024
 
-_BUMP = """INSERT INTO vector_versions (scope_user, scope_agent, scope_thread, version)
-        VALUES ({0}.scope_user, {0}.scope_agent, {0}.scope_thread, 1)
-        ON CONFLICT DO UPDATE SET version = version + 1;"""
-_TRIGGERS = ("vector_rows_deleted", "vector_rows_changed")
-# Created when a process first uses saved graphs, not by a schema migration: a store
-# searched exactly never needs them, and inserts (the write path) never fire them.
-_VERSIONS = (
-    """CREATE TABLE IF NOT EXISTS vector_versions (
-        scope_user TEXT NOT NULL,
-        scope_agent TEXT NOT NULL,
-        scope_thread TEXT NOT NULL,
-        version INTEGER NOT NULL,
-        PRIMARY KEY (scope_user, scope_agent, scope_thread)
-    ) WITHOUT ROWID""",
-    f"""CREATE TRIGGER IF NOT EXISTS {_TRIGGERS[0]} AFTER DELETE ON records
-    WHEN old.vector IS NOT NULL BEGIN {_BUMP.format("old")} END""",
-    f"""CREATE TRIGGER IF NOT EXISTS {_TRIGGERS[1]}
-    AFTER UPDATE OF seq, vector, scope_user, scope_agent, scope_thread ON records
-    WHEN old.vector IS NOT NULL OR new.vector IS NOT NULL BEGIN
-        {_BUMP.format("old")} {_BUMP.format("new")}
-    END""",
-)
-
 
 class SQLiteVectors(SQLiteReembed):
     """Keeps ``self._index`` in step with the ``records`` table."""
 
-    # whether this process saves and loads graphs: the row versions' triggers are in the
-    # file (a class default, so that a store needs no ``__init__`` of its own)
+    # whether this process saves and loads graphs: it may, and the row versions' triggers
+    # are in the file (a class default, so that a store needs no ``__init__`` of its own)
     _versioned = False
 
     def _catch_up(self, db: sqlite3.Connection) -> VectorIndex | None:
@@ -74,7 +52,10 @@ class SQLiteVectors(SQLiteReembed):
             pin = self.read_pin()
             if pin is None:
                 return None
-            self._versioned = self._ensure_versions(db)
+            # without the triggers (dropped by hand) no row version can be trusted
+            self._versioned = (
+                self._ann_files is not None and self._ann_rows is not None and _has_versions(db)
+            )
             self._index = VectorIndex(pin.dim, ann_rows=self._ann_rows)
             self._attach_saved(db, self._index, pin.name)
         index = self._index
@@ -115,21 +96,6 @@ class SQLiteVectors(SQLiteReembed):
         if built:  # a build is what a later process should not pay for again
             self._save_graphs(only=set(built))
         return index
-
-    def _ensure_versions(self, db: sqlite3.Connection) -> bool:
-        """Whether the row versions are kept (their table and triggers are created if
-        missing); without them no graph is saved or loaded."""
-        if self._ann_files is None or self._ann_rows is None:
-            return False
-        if _has_versions(db):
-            return True
-        try:
-            with self._transaction() as writing:
-                for statement in _VERSIONS:
-                    writing.execute(statement)
-        except Exception:  # a read-only file, say: searched without saved graphs
-            return False
-        return True
 
     def _row_version(self, db: sqlite3.Connection, parts: ScopeParts) -> int | None:
         if not self._versioned:
@@ -232,10 +198,10 @@ def _snapshot(db: sqlite3.Connection) -> Iterator[None]:
 def _has_versions(db: sqlite3.Connection) -> bool:
     (found,) = db.execute(
         f"SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN "
-        f"({marks(len(_TRIGGERS))})",
-        _TRIGGERS,
+        f"({marks(len(VECTOR_VERSION_TRIGGERS))})",
+        VECTOR_VERSION_TRIGGERS,
     ).fetchone()
-    return int(found) == len(_TRIGGERS)
+    return int(found) == len(VECTOR_VERSION_TRIGGERS)
 
 
 def _row_version(db: sqlite3.Connection, parts: ScopeParts) -> int:
