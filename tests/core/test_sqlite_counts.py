@@ -15,7 +15,12 @@ from hypothesis import strategies as st
 
 from commonplace import Kind, Scope, Status
 from commonplace.stores import SQLiteBackend, TurnWrite
-from commonplace.stores._sqlite_schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from commonplace.stores._sqlite_schema import (
+    APPLICATION_ID,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    VECTOR_VERSION_TRIGGERS,
+)
 from commonplace.testing import PIN, T0, episode, note, unit
 
 SCOPES = (
@@ -139,6 +144,10 @@ def test_a_version_3_store_is_migrated_with_its_counts(tmp_path: Path) -> None:
     for trigger in ("record_counts_insert", "record_counts_delete", "record_counts_update"):
         db.execute(f"DROP TRIGGER {trigger}")
     db.execute("DROP TABLE record_counts")
+    # no vector row versions, as before v7
+    for trigger in VECTOR_VERSION_TRIGGERS:
+        db.execute(f"DROP TRIGGER {trigger}")
+    db.execute("DROP TABLE vector_versions")
     # and links named by their ends' ids, as before v5 (this store has none)
     db.execute("DROP TABLE links")
     db.execute("DROP TABLE link_ends")
@@ -161,7 +170,7 @@ def test_a_version_3_store_is_migrated_with_its_counts(tmp_path: Path) -> None:
     db.execute("CREATE INDEX provenance_source ON provenance (source_id)")
     db.execute("PRAGMA user_version = 3")
     db.close()
-    assert len(MIGRATIONS) == SCHEMA_VERSION == 6
+    assert len(MIGRATIONS) == SCHEMA_VERSION == 7
     with SQLiteBackend(path) as backend:
         assert backend.count(Scope(user="ana"), Kind.NOTE) == 4
         assert backend.count(SCOPES[0], Kind.NOTE) == 4  # a user's scope holds its threads

@@ -131,6 +131,26 @@ def race_process(store: str, out: str, worker: int, ops: int, seed: int) -> None
 _CONTEXT: ForkServerContext | None = None
 
 
+def recall_ids(store: str, ann_rows: str, scope: str, queries: list[str], out: str) -> None:
+    """The ids each of ``queries`` recalls in ``scope``, as JSON in ``out`` (the graph
+    tests run a recall on a damaged graph file here: a crash is this child's, not pytest's)."""
+    os.environ["COMMONPLACE_ANN_ROWS"] = ann_rows
+    with Memory(url_of(store), config=BUSY) as memory:
+        found = [[i.record.id for i in memory.recall(q, scope=scope).items] for q in queries]
+    Path(out).write_text(json.dumps(found), encoding="utf-8")
+
+
+def forget_in_child(store: str, ann_rows: str, scope: str, ids: list[str]) -> None:
+    """Forget ``ids`` (or, with none, all of ``scope``) from a process of its own."""
+    os.environ["COMMONPLACE_ANN_ROWS"] = ann_rows
+    with Memory(url_of(store), config=BUSY) as memory:
+        memory.recall("chess", scope=scope)  # it holds the graph too
+        if not ids:
+            memory.forget_scope(scope)
+        for rid in ids:
+            memory.forget(rid, scope=scope)
+
+
 def start(target: Any, *args: Any) -> BaseProcess:
     """Start ``target(*args)`` in a child forked from a server that imported this module."""
     global _CONTEXT

@@ -243,10 +243,9 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                         "SELECT seq FROM records WHERE id = ?", (record.id,)
                     ).fetchone()
                     if old is not None:
+                        self._vectors_deleted(db, [old[0]])
                         db.execute("DELETE FROM records WHERE id = ?", (record.id,))
                         db.execute("DELETE FROM provenance WHERE record_seq = ?", (old[0],))
-                        if self._index is not None:
-                            self._index.discard({old[0]})
                 try:
                     self._insert_record(db, record, vector)
                 except sqlite3.IntegrityError as exc:  # the whole call is rolled back
@@ -651,7 +650,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         # also drops what the FTS5 index and the write-ahead log still hold
         with self._transaction() as db:
             removed = {
-                "records": self._delete_records(db, records, erase=True),
+                "records": self._delete_records(db, records),
                 "episodes": self._delete_episodes(db, episodes),
             }
             if removed["records"]:  # a saved graph holds the erased vectors too
@@ -664,9 +663,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         return removed
 
-    def _delete_records(
-        self, db: sqlite3.Connection, record_ids: Collection[str], *, erase: bool = False
-    ) -> list[str]:
+    def _delete_records(self, db: sqlite3.Connection, record_ids: Collection[str]) -> list[str]:
         removed: list[str] = []
         for chunk in chunks(list(record_ids)):
             found = db.execute(
@@ -676,14 +673,13 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                 continue
             ids = [rid for _, rid in found]
             q = marks(len(ids))
+            self._vectors_deleted(db, [seq for seq, _ in found])
             db.execute(f"DELETE FROM records WHERE id IN ({q})", ids)
             db.execute(
                 f"DELETE FROM provenance WHERE record_seq IN ({q})", [seq for seq, _ in found]
             )
             delete_links_of(db, ids)
             removed.extend(ids)
-            if self._index is not None:
-                self._index.discard({seq for seq, _ in found}, erase=erase)
         return removed
 
     def _delete_episodes(self, db: sqlite3.Connection, episode_ids: Collection[str]) -> list[str]:

@@ -317,5 +317,44 @@ def _v6(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5, _v6)
+# A scope's row version: moved, in the same transaction, by every change to its vector rows
+# other than an append (a delete; a vector, scope or seq updated, by commonplace or by
+# hand), so a saved vector graph knows whether the rows are still those it was saved from
+# (_sqlite_vectors). Inserts never fire them: the write path costs what it did.
+VECTOR_VERSION_TRIGGERS = ("vector_rows_deleted", "vector_rows_changed")
+_BUMP = """INSERT INTO vector_versions (scope_user, scope_agent, scope_thread, version)
+        VALUES ({0}.scope_user, {0}.scope_agent, {0}.scope_thread, 1)
+        ON CONFLICT DO UPDATE SET version = version + 1;"""
+_V7 = (
+    """CREATE TABLE vector_versions (
+        scope_user TEXT NOT NULL,
+        scope_agent TEXT NOT NULL,
+        scope_thread TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        PRIMARY KEY (scope_user, scope_agent, scope_thread)
+    ) WITHOUT ROWID""",
+    f"""CREATE TRIGGER {VECTOR_VERSION_TRIGGERS[0]} AFTER DELETE ON records
+    WHEN old.vector IS NOT NULL BEGIN {_BUMP.format("old")} END""",
+    f"""CREATE TRIGGER {VECTOR_VERSION_TRIGGERS[1]}
+    AFTER UPDATE OF seq, vector, scope_user, scope_agent, scope_thread ON records
+    WHEN old.vector IS NOT NULL OR new.vector IS NOT NULL BEGIN
+        {_BUMP.format("old")} {_BUMP.format("new")}
+    END""",
+)
+
+
+def _v7(db: sqlite3.Connection) -> None:
+    for statement in _V7:
+        db.execute(statement)
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    _v1,
+    _v2,
+    _v3,
+    _v4,
+    _v5,
+    _v6,
+    _v7,
+)
 SCHEMA_VERSION = len(MIGRATIONS)

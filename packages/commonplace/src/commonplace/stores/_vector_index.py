@@ -42,6 +42,9 @@ class _Block:
         self.seqs: npt.NDArray[np.int64] = np.empty(0, np.int64)
         self.matrix: Vectors = np.empty((0, dim), np.float32)
         self.ann: Ann | None = None
+        # the scope's row version when the block's first rows were read (None: unknown);
+        # a graph made from the block holds the rows of that version, and of no later one
+        self.version: int | None = None
 
     def append(self, seqs: npt.NDArray[np.int64], vectors: Vectors) -> None:
         need = self.size + len(seqs)
@@ -102,6 +105,16 @@ class VectorIndex:
         """Start a scope's block from a graph saved earlier (before any row of it)."""
         block = self._blocks.setdefault(parts, _Block(self.dim))
         block.ann = ann
+        block.version = ann.version
+
+    def holds(self, parts: ScopeParts) -> bool:
+        """Whether a block for this scope was started."""
+        return parts in self._blocks
+
+    def start(self, parts: ScopeParts, *, version: int | None) -> None:
+        """Start a scope's block before its first rows, read at this row version."""
+        block = self._blocks.setdefault(parts, _Block(self.dim))
+        block.version = version
 
     def add(self, parts: ScopeParts, seqs: npt.NDArray[np.int64], vectors: Vectors) -> None:
         if len(seqs) == 0:
@@ -130,6 +143,7 @@ class VectorIndex:
         keep = np.array([seq not in self._removed for seq in seqs.tolist()], bool)
         if block.ann is None:
             block.ann = Ann(self.dim)
+            block.ann.version = block.version
         block.ann.add(seqs[keep], block.matrix[: block.size][keep])
         for seq in seqs.tolist():
             del self._where[seq]
@@ -141,15 +155,16 @@ class VectorIndex:
         """Rows up to ``seq`` are held (a saved graph's rows, say)."""
         self.max_seq = max(self.max_seq, seq)
 
-    def discard(self, seqs: set[int], *, erase: bool = False) -> None:
-        """Forget deleted rows; ``erase``: a graph that held one must not be saved as it is."""
+    def discard(self, seqs: set[int]) -> None:
+        """Forget deleted rows (a graph that held one is never saved again: its memory
+        still holds the vector)."""
         # only what is held: a row deleted before the cache caught up was never in it
         self._removed |= {seq for seq in seqs if seq in self._where}
         graphs = [b.ann for b in self._blocks.values() if b.ann is not None]
         if graphs:
             outside = [seq for seq in seqs if seq not in self._where]
             for ann in graphs:
-                ann.remove(outside, erase=erase)
+                ann.remove(outside)
 
     def similarities(self, seqs: list[int], query: Vectors) -> dict[int, float]:
         """The cosine similarity of each held vector among ``seqs`` (one lookup per graph)."""
