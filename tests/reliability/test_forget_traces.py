@@ -25,16 +25,16 @@ import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from mcp import Client
 from reliability_support import BUSY, SIZES, T0, profile, scan, tally, url_of
 
-from commonplace import ManualClock, Memory, Scope
+from commonplace import Kind, ManualClock, Memory, Scope
 from commonplace_inspect import collect, render_page
-from commonplace_langgraph import CommonplaceStore, memory_tools
+from commonplace_langgraph import CommonplaceSaver, CommonplaceStore, memory_tools
 from commonplace_mcp import build_server
 
 SECRET = "zq7xk4pl"
@@ -170,12 +170,23 @@ def test_the_langgraph_store_delete_erases_every_trace(memory: Memory, path: Pat
     assert_kept_word_stays(path)
 
 
+ANA_RUN: RunnableConfig = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
+
+
+def one_node_graph(node: Any, **compiled: Any) -> Any:
+    """START -> ``node`` -> END, on LangGraph's own StateGraph."""
+    builder = StateGraph(MessagesState)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    builder.add_edge("node", END)
+    return builder.compile(**compiled)
+
+
 def _tool_call(graph: Any, name: str, **args: Any) -> str:
-    config: RunnableConfig = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
     message = AIMessage(
         "", tool_calls=[{"name": name, "args": args, "id": "c", "type": "tool_call"}]
     )
-    return str(graph.invoke({"messages": [message]}, config)["messages"][-1].content)
+    return str(graph.invoke({"messages": [message]}, ANA_RUN)["messages"][-1].content)
 
 
 def test_the_langgraph_forget_tool_erases_every_trace(memory: Memory, path: Path) -> None:
@@ -183,11 +194,7 @@ def test_the_langgraph_forget_tool_erases_every_trace(memory: Memory, path: Path
     checkpoints here: a checkpointer's messages are the thread's history, not memory."""
     note, _ = fill(memory)
     with CommonplaceStore(memory) as store:
-        builder = StateGraph(MessagesState)
-        builder.add_node("tools", ToolNode(memory_tools()))
-        builder.add_edge(START, "tools")
-        builder.add_edge("tools", END)
-        graph = builder.compile(store=store)
+        graph = one_node_graph(ToolNode(memory_tools()), store=store)
         assert f"[{note}]" in _tool_call(graph, "recall", query=f"my {SECRET} code")
         assert _tool_call(graph, "forget", memory_id=note).startswith(f"Forgot {note}")
     assert_live_gone(path, SECRET)
@@ -208,6 +215,42 @@ def test_forget_scope_erases_the_recall_logs_of_broader_scopes_that_named_it(
     memory.close()
     assert_gone(path, SECRET)
     assert_kept_word_stays(path)
+
+
+def test_the_cards_and_audit_entries_a_forgotten_note_fed_keep_none_of_it(
+    memory: Memory, path: Path
+) -> None:
+    """A move that replaced the old city: the rolling summary and the profile card were
+    written from it, and the audit entry of the supersession names it. Afterwards the
+    cards are rewritten from what remains and the audit entry keeps its ids only."""
+    clock = memory.clock
+    assert isinstance(clock, ManualClock)
+    secret = SECRET.title()
+    for text in (
+        "I live in Lisbon.",
+        "My sister Mia plays chess.",
+        f"I moved to {secret} last week, we sold the flat in Lisbon.",
+        "My sister Mia bakes bread.",
+    ):
+        memory.write(text, scope=ANA_T1)
+        clock.advance(days=1)
+    for each in (ANA, ANA_T1):
+        memory.consolidate(scope=each)
+        memory.sleep(scope=each)
+        memory.rewrite_profile(scope=each)
+    notes = memory.store.recent_records(ANA, kinds=[Kind.NOTE], limit=9)
+    (moved,) = [r for r in notes if secret in r.text]
+    (superseded,) = [e for e in memory.audit(scope=ANA, limit=50) if e.action == "superseded"]
+    assert moved.id in superseded.detail
+    assert ("ledger", "data") in {(h.table, h.column) for h in scan(path, [SECRET])}  # a card
+    memory.forget(moved.id, scope=ANA)
+    assert_live_gone(path, SECRET)
+    (after,) = [e for e in memory.audit(scope=ANA, limit=50) if e.action == "superseded"]
+    assert (after.record_id, after.rule, after.detail) == (superseded.record_id, "update", "")
+    rolling = memory.store.get_card(ANA_T1, "rolling")
+    assert rolling is not None and "Mia" in rolling.text
+    memory.close()
+    assert_gone(path, SECRET)
 
 
 def test_the_inspector_page_never_shows_a_forgotten_note_again(memory: Memory, path: Path) -> None:
@@ -297,3 +340,26 @@ def test_any_forget_of_a_random_secret_leaves_none_of_it(
             assert_live_gone(path, secret)
     assert_gone(path, secret, kept=kept)
     tally(f"forget traces: {path_}")
+
+
+def test_forget_and_delete_thread_erase_a_langgraph_conversation(
+    memory: Memory, path: Path
+) -> None:
+    """A graph with the CommonplaceSaver keeps the thread's messages in its checkpoints
+    (the thread's history, in the same file): ``memory.forget`` erases the memory of
+    them, ``delete_thread`` the history, and the adapter's connection zeroes what it
+    deletes as the core's does."""
+
+    def answer(state: MessagesState) -> dict[str, list[AIMessage]]:
+        return {"messages": [AIMessage("Noted.")]}
+
+    with CommonplaceSaver(memory) as saver:
+        graph = one_node_graph(answer, checkpointer=saver)
+        graph.invoke({"messages": [HumanMessage(f"My locker code is {SECRET}.")]}, ANA_RUN)
+        graph.invoke({"messages": [HumanMessage("Thanks!")]}, ANA_RUN)  # answers the first
+        (note,) = memory.store.recent_records(ANA, kinds=[Kind.NOTE], limit=5)
+        assert SECRET in note.text
+        memory.forget(note.id, scope=ANA)
+        saver.delete_thread("t1")
+    memory.close()
+    assert_gone(path, SECRET)
