@@ -10,6 +10,7 @@ written from a removed note are rewritten from what remains.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ from .._records import Episode, Kind, Status, search_text
 from .._scope import Scope
 from .._text import content_terms
 from ..errors import NotFoundError
-from ..stores import PROFILE_CARD, ROLLING_SUMMARY, RecordQuery, Store
+from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Card, RecordQuery, Store
 from ..stores._store import ALL_KINDS, ALL_STATUSES, owner_of
 
 
@@ -67,10 +68,16 @@ def forget(
     for e in turns:
         terms |= content_terms(e.text)
     notes = {r.scope for r in records if r.kind is Kind.NOTE}
-    rebuild = _cards_to_rebuild(backend, notes, outside=None)
+    # a card written from a removed note is rewritten when it holds any of its words (one
+    # that holds none stays as it is: rewriting reads every note of its scope)
+    rebuild = [
+        (card, kind)
+        for card, kind in _cards_to_rebuild(backend, notes, outside=None)
+        if _mentions(backend.get_card(card, kind), terms, doomed | episodes)
+    ]
     owners = {owner_of(r.scope) for r in records} | {owner_of(e.scope) for e in turns}
     backend.erase_mentions(doomed | episodes, terms, owners)
-    backend.drop_cards_fed_by(notes)
+    backend.drop_cards(rebuild)
     removed = backend.erase(sorted(doomed), sorted(episodes))
     for card, kind in rebuild:  # from what remains: the old card may have held the words
         rewrite_card(card, kind)
@@ -109,6 +116,13 @@ def _cards_to_rebuild(
         for kind in (PROFILE_CARD, ROLLING_SUMMARY)
         if backend.get_card(card, kind) is not None
     ]
+
+
+def _mentions(card: Card | None, terms: set[str], ids: set[str]) -> bool:
+    if card is None:
+        return False
+    said = f"{card.text} {json.dumps(dict(card.data), ensure_ascii=False, default=str)}"
+    return bool(content_terms(said) & terms) or any(i in said for i in ids)
 
 
 def derived_closure(store: Store, ids: set[str]) -> set[str]:
