@@ -414,8 +414,8 @@ class Store:
         self._drop_entries(CONFLICT, refs=removed)
         found: dict[tuple[str, str], LedgerEntry] = {}
         for kind in (RECALL, AUDIT):
-            # recall logs name what they retrieved in their refs since 0.2; older ones are
-            # read by their owner below
+            # a recall log names what its search retrieved in its refs (see log_recall);
+            # logs written before it did are read with their owner's below
             if removed:
                 found.update(((e.kind, e.key), e) for e in self.ledger.list(kind, refs=removed))
             for owner in owners:
