@@ -61,6 +61,9 @@ class Database:
         try:
             with self._translate():
                 self._db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+                # as on the core's connection: a deleted thread's checkpoints are zeroed,
+                # not left readable in the file's free pages
+                self._db.execute("PRAGMA secure_delete = ON")
                 if path != ":memory:":
                     # The core already put the file in WAL mode; this is for path=... files.
                     self._db.execute("PRAGMA journal_mode = WAL")

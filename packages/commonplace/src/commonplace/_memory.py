@@ -545,7 +545,11 @@ class Memory:
         """Remove a record (or episode) and everything derived from it, for good.
 
         With ``include_evidence`` (the default) the episodes a note was written
-        from go too. The report lists every id removed.
+        from go too; without it they stay, as they were said. Nothing of what goes stays
+        in the store: not in its files (full-text index, freed pages and log included),
+        not in its recall and audit logs (they keep ids, not words), not in a card (those
+        written from a removed note are rewritten from what remains). The report lists
+        every id removed.
         """
         self._check_open()
         scope = coerce_scope(scope)
@@ -554,6 +558,7 @@ class Memory:
             checked_id("record_id", record_id),
             scope=scope,
             include_evidence=checked_bool("include_evidence", include_evidence),
+            rewrite_card=lambda card, kind: self._cards.rewrite(card, kind, now=self._now(None)),
         )
         self._events.emit([forgotten_event(report, scope=scope, at=self._now(None))])
         return report
