@@ -9,7 +9,8 @@ on loopback.
 
 from ._assets import content_security_policy
 from ._collect import Inspection, collect, supersession_chains
-from ._render import anchor, render_page
+from ._html import anchor
+from ._render import render_page
 from ._server import InspectorServer, is_loopback
 
 __all__ = [
