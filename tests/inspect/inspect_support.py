@@ -4,7 +4,8 @@
 and a manual clock: facts, a supersession (Lisbon, then Porto), an assistant turn (never
 a note), a recall answered with feedback, a conflict (two people named Mia), and a
 lifecycle run long after, so the audit log has tier moves, a resolved conflict and
-forgotten notes; and one note of a second user, for the user picker. ``hostile=True`` adds notes holding the suite's hostile strings.
+forgotten notes; and one note of a second user, for the user picker. ``hostile=True``
+adds notes holding the suite's hostile strings.
 """
 
 from __future__ import annotations

@@ -160,7 +160,9 @@ class InspectorServer(HTTPServer):
         self.probe = None
         key = secrets.token_urlsafe(8)
         self.notices = {**dict(list(self.notices.items())[-19:]), key: told}
-        return 303, "", f"/?user={quote(user, safe='')}&notice={key}"
+        # back to the page erased from; after erasing a user, to the first page's user
+        back = self.user if record_id is None and user != self.user else user
+        return 303, "", f"/?user={quote(back, safe='')}&notice={key}"
 
     def form_token_ok(self, given: str | None) -> bool:
         return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
