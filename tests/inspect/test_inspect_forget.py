@@ -80,6 +80,7 @@ def test_a_note_is_forgotten_only_once_confirmed(built: Built, page: Page) -> No
     porto = page.locator(f"#{anchor('rec-', built.porto)}")
     with serving(built.url) as address:
         page.goto(address)
+        expect(page.locator("#card pre.card")).to_contain_text("city Porto")
         porto.locator("form.forget button").click()
         expect(page.locator("h2")).to_have_text("Erase “The user moved to Porto last weekend.”?")
         expect(page.locator("main")).to_contain_text("This cannot be undone")
@@ -92,8 +93,10 @@ def test_a_note_is_forgotten_only_once_confirmed(built: Built, page: Page) -> No
         page.locator("button", has_text="Erase it").click()
         page.wait_for_url(f"{address}?user={USER}&notice=*")
         expect(page.locator(".notice")).to_contain_text(
-            "Erased “The user moved to Porto last weekend.”: 1 record(s) and 1 turn(s)"
+            "Erased “The user moved to Porto last weekend.”: 1 record and 1 turn"
         )
+        # nor does the profile card still say it
+        expect(page.locator("#card pre.card")).not_to_contain_text("Porto")
         expect(porto).to_have_count(0)
         expect(page.locator("#episodes")).not_to_contain_text(built.porto_turn)
         page.reload()

@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 from commonplace import Memory, Scope
 from commonplace.errors import InvalidInputError
+from commonplace.stores import PROFILE_CARD, Card
 
 from ._assets import content_security_policy
 from ._collect import collect, users
@@ -154,9 +155,11 @@ class InspectorServer(HTTPServer):
             told = f"Erased {what}: {done}."
         else:
             report = self.memory.forget(record_id, scope=scope, include_evidence=True)
+            self._rebuild_card(scope)
             told = (
-                f"Erased {what}: {len(report.records)} record(s) and "
-                f"{len(report.episodes)} turn(s) it came from or that came from it."
+                f"Erased {what}: {_many(len(report.records), 'record')} and "
+                f"{_many(len(report.episodes), 'turn')} (what was written from it and the "
+                "turns it was written from); the profile card was rewritten without it."
             )
         # the probe recall read what was just erased: it no longer describes the store
         self.probe = None
@@ -165,6 +168,17 @@ class InspectorServer(HTTPServer):
         # back to the page erased from; after erasing a user, to the first page's user
         back = self.user if record_id is None and user != self.user else user
         return 303, "", f"/?user={quote(back, safe='')}&notice={key}"
+
+    def _rebuild_card(self, scope: Scope) -> None:
+        """Memory.forget leaves the profile card as it was, still saying what was just
+        erased, and a rewrite only adds the notes it has not seen to the old card: so the
+        card is emptied, then written again from every note that remains (as
+        Memory.forget_scope does for the cards it touches)."""
+        card = self.memory.store.get_card(scope, PROFILE_CARD)
+        if card is None:
+            return
+        self.memory.store.put_card(Card(scope, PROFILE_CARD, "", self.memory.clock.now(), {}))
+        self.memory.rewrite_profile(scope=scope)
 
     def form_token_ok(self, given: str | None) -> bool:
         return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
@@ -185,6 +199,10 @@ def _unknown(user: str, served: Served) -> str:
         f"This store holds nothing about a user {user!r}. Its users: {named}. "
         "Pick one below, or start with --user NAME."
     )
+
+
+def _many(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def _short(text: str, limit: int = 120) -> str:
