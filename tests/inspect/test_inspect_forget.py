@@ -195,3 +195,18 @@ def test_a_forget_without_the_token_or_from_elsewhere_changes_nothing(built: Bui
         done = _post(address, {**form, "token": token}, origin=f"http://127.0.0.1:{port}")
         assert done.status == 303 and done.headers["Location"].startswith(f"/?user={USER}&")
     assert not _exists(built.url, built.porto)
+
+
+def test_a_garbled_form_is_refused_and_the_server_goes_on(built: Built) -> None:
+    before = _count(built.url)
+    with serving(built.url) as address:
+        parts = urlsplit(address)
+        connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
+        try:
+            connection.request("POST", "/forget", body=b"token=\xff\xfe&user=\x00&confirm=yes")
+            assert connection.getresponse().status == 403
+        finally:
+            connection.close()
+        assert _post(address, {"token": "x" * 20_000}).status == 413
+        assert _post(address, {}, path="/", method="GET").status == 200
+    assert _count(built.url) == before

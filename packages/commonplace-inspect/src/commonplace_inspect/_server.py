@@ -217,6 +217,9 @@ class _Handler(BaseHTTPRequestHandler):
     server: InspectorServer
     server_version = "commonplace-inspect"
     sys_version = ""
+    # one request at a time: a client that opens a form and sends nothing must not hold
+    # the page for everyone else
+    timeout = 30
 
     def do_GET(self) -> None:
         self._answer(with_body=True)
@@ -243,7 +246,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._plain(refused[0], refused[1] + "\n", True)
             return
         length = int(self.headers.get("Content-Length") or 0)
-        form = {k: v[-1] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
+        sent = self.rfile.read(length).decode("utf-8", "replace")  # bad bytes: no token
+        form = {k: v[-1] for k, v in parse_qs(sent).items()}
         if not self.server.form_token_ok(form.get("token")):
             self._plain(
                 403, "refused: the form's token is missing or wrong; reload the page\n", True
