@@ -4,7 +4,8 @@
 and a manual clock: facts, a supersession (Lisbon, then Porto), an assistant turn (never
 a note), a recall answered with feedback, a conflict (two people named Mia), and a
 lifecycle run long after, so the audit log has tier moves, a resolved conflict and
-forgotten notes. ``hostile=True`` adds notes holding the suite's hostile strings.
+forgotten notes; and one note of a second user, for the user picker. ``hostile=True``
+adds notes holding the suite's hostile strings.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import pytest
 from commonplace import Config, HashingEmbedder, ManualClock, Memory
 
 USER = "alice"
+OTHER_USER = "bruno"  # a second user, for the page's user picker
 START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 
 # tests/reliability/test_hostile_content.py's markup strings, and more that would run in a
@@ -69,6 +71,7 @@ def build_store(url: str, *, hostile: bool = False) -> Built:
             clock.advance(hours=hours)
             return None if result.note is None else result.note.id
 
+        memory.write("I play the cello in a string quartet.", scope=OTHER_USER)
         lisbon = say("I live in Lisbon.")
         work = say("I work at Feedzai as a data engineer.")
         food = say("I'm vegetarian and I can't stand coriander.", thread="t-dinner")

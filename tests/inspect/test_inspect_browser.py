@@ -135,3 +135,43 @@ def test_the_static_report_works_offline_under_its_meta_policy(
     assert watched.pwned() is None and watched.dialogs == []
     assert watched.console == [], watched.console
     context.close()
+
+
+def test_table_headings_never_break_inside_a_word(built: Built, browser: Browser) -> None:
+    # a narrow window squeezes every table: a heading may not wrap in the middle of a
+    # word ("frequ-ency"), nor onto a second line at all (they are a word or two)
+    context = browser.new_context(viewport={"width": 560, "height": 900})
+    page = context.new_page()
+    with serving(built.url, "--query", "where does alice live?") as address:
+        page.goto(address)
+        broken = page.evaluate(
+            """() => Array.from(document.querySelectorAll("th")).filter(th => {
+                 const range = document.createRange();
+                 range.selectNodeContents(th);
+                 const tops = new Set(Array.from(range.getClientRects(),
+                                                 r => Math.round(r.top)));
+                 return tops.size > 1;
+               }).map(th => th.textContent)"""
+        )
+        headings = page.locator("th").count()
+    context.close()
+    assert headings > 20 and broken == []
+
+
+def test_the_assistant_s_turns_are_folded_below_the_user_s(served: Watched) -> None:
+    page = served.page
+    turns = page.locator("#episodes article.episode")
+    reply = page.locator("#episodes article.episode", has_text="That sounds lovely")
+    expect(reply).to_be_hidden()
+    expect(turns.first.locator(".meta b")).to_have_text("user")
+    first_visible = turns.first.locator("blockquote").inner_text()
+    assert first_visible.startswith("Note: ")  # the newest user turn (a hostile one)
+    page.locator("#episodes details.assistant summary").click()
+    expect(reply).to_be_visible()
+    expect(reply.locator(".meta b")).to_have_text("assistant")
+    # a link to a folded turn unfolds it
+    page.reload()
+    expect(reply).to_be_hidden()
+    reply_id = reply.get_attribute("id")
+    page.evaluate(f"() => {{ location.hash = '#{reply_id}'; }}")
+    expect(reply).to_be_visible()

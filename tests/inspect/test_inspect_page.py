@@ -6,8 +6,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from inspect_support import HOSTILE, HOSTILE_USER, USER, Built, build_store, element, parse
@@ -16,6 +18,7 @@ from commonplace import HashingEmbedder, Memory, Scope
 from commonplace.errors import InvalidInputError
 from commonplace_inspect import (
     Inspection,
+    Served,
     anchor,
     collect,
     content_security_policy,
@@ -216,3 +219,84 @@ def test_no_user_is_refused_clearly(built: Built) -> None:
         pytest.raises(InvalidInputError, match="--user"),
     ):
         collect(memory, user=" ")
+
+
+@pytest.fixture(scope="module")
+def disputed(tmp_path_factory: pytest.TempPathFactory) -> Inspection:
+    url = f"sqlite:///{tmp_path_factory.mktemp('inspect-flags') / 'memory.db'}"
+    with Memory(url, embedder=HashingEmbedder()) as memory:
+        memory.write("I eat fish every Friday.", scope=USER)
+        memory.write("I don't eat fish anymore.", scope=USER)
+        memory.write("My sister Mia is visiting next week.", scope=USER)
+        return collect(memory, user=USER, probe="does alice eat fish?")
+
+
+def test_recalls_list_what_a_recall_showed_though_it_retrieved_nothing(
+    disputed: Inspection,
+) -> None:
+    # three notes are too few to search (search_min_notes): the probe showed them all as
+    # recent notes, and its log holds them as shown, none as retrieved
+    probe = disputed.probe
+    assert probe is not None
+    (log,) = [r for r in disputed.recalls if r.id == probe.id]
+    assert len(log.shown_ids) == 3 and not log.item_ids
+    section = render_page(disputed).split('<section id="recalls">', 1)[1].split("</section>")[0]
+    row = next(r for r in section.split("<tr") if probe.id in r)
+    cell = row.split('<td class="recall-shown">', 1)[1].split("</td>")[0]
+    assert "nothing" not in cell
+    assert all(f'href="#{anchor("rec-", i)}"' in cell for i in log.shown_ids)
+    assert '<td class="num">3</td>' in row
+
+
+def test_every_disagreement_marked_is_listed_in_the_flags_section(disputed: Inspection) -> None:
+    # the writer kept the newer statement against the older (a dispute), and the probe
+    # recall flagged the same pair: one row, and both notes marked with a link to it
+    assert disputed.disputes and disputed.probe is not None and disputed.probe.disagreements
+    page = render_page(disputed)
+    section = page.split('<section id="conflicts">', 1)[1].split("</section>")[0]
+    assert "No two records flagged" not in section
+    marked = re.findall(r'<span class="mark">\(disagrees with .*?href="#(flag-[^"]+)">why', page)
+    assert len(marked) >= 4  # each of the two notes, in the notes and in the probe
+    for target in set(marked):
+        row = section.split(f'id="{target}"', 1)[1].split("</tr>")[0]
+        assert "eats fish every Friday" in row and "eat fish anymore" in row
+    (flag,) = disputed.flags
+    assert {flag.first, flag.second} == {d.newer for d in disputed.disputes} | {
+        d.older for d in disputed.disputes
+    }
+    sister = next(r for r in disputed.records if "Mia" in r.text)
+    assert "disagrees" not in element(page, anchor("rec-", sister.id))
+
+
+def test_the_user_s_own_turns_come_before_the_assistant_s(page: str) -> None:
+    section = page.split('<section id="episodes">', 1)[1].split("</section>")[0]
+    theirs, replies = section.split('<details class="assistant">', 1)
+    assert "That sounds lovely, enjoy the visit!" in replies
+    assert "That sounds lovely" not in theirs
+    assert "I moved to Porto last weekend." in theirs and "I live in Lisbon." in theirs
+    assert ">user</b>" in theirs and ">user</b>" not in replies
+    assert "The assistant's turns (1)" in replies
+
+
+def test_the_served_page_links_only_to_itself_and_posts_only_to_forget(
+    inspection: Inspection,
+) -> None:
+    served = Served((USER, HOSTILE_USER, "bruno"), token="t0ken", notice=HOSTILE[0])
+    page = render_page(inspection, served=served)
+    parsed = parse(page)
+    assert HOSTILE[0] in parsed.text and HOSTILE_USER in parsed.text  # as text
+    hrefs = [a.get("href") or "" for t, a in parsed.tags if t == "a"]
+    assert {h for h in hrefs if not h.startswith("#")} == {
+        "/?user=bruno",
+        "/?user=" + quote(HOSTILE_USER, safe=""),
+    }
+    forms = [a for t, a in parsed.tags if t == "form"]
+    assert len(forms) > len(inspection.records)  # every note, every turn, and the user
+    assert all((f["method"], f["action"]) == ("post", "/forget") for f in forms)
+    tokens = [a["value"] for t, a in parsed.tags if t == "input" and a.get("name") == "token"]
+    assert tokens == ["t0ken"] * len(forms)
+    (policy,) = [a["content"] for t, a in parsed.tags if a.get("http-equiv")]
+    assert "form-action 'self'" in (policy or "")
+    # without a token (a server others can reach) there is nothing to post
+    quiet = render_page(inspection, served=Served((USER,)))
+    assert "<form" not in quiet and "form-action 'none'" in quiet

@@ -53,7 +53,7 @@ def test_the_served_page_is_the_store_s_under_a_strict_policy(built: Built) -> N
         answer = _get(address)
     assert answer.status == 200
     assert answer.headers["Content-Type"] == "text/html; charset=utf-8"
-    assert answer.headers["Content-Security-Policy"] == content_security_policy()
+    assert answer.headers["Content-Security-Policy"] == content_security_policy(forms=True)
     assert answer.headers["X-Content-Type-Options"] == "nosniff"
     assert answer.headers["Cache-Control"] == "no-store"
     assert answer.headers["X-Frame-Options"] == "DENY"

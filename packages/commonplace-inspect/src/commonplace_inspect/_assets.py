@@ -51,11 +51,15 @@ blockquote { margin: 6px 0 6px 4px; padding: 4px 10px; border-left: 3px solid va
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
 th, td { text-align: left; vertical-align: top; padding: 4px 8px;
   border-top: 1px solid var(--line); overflow-wrap: anywhere; }
-th { color: var(--muted); font-weight: 600; }
+/* a heading is a word or two: wrapping it mid-word (as overflow-wrap: anywhere would in
+   a narrow column) reads as a typo */
+th { color: var(--muted); font-weight: 600; white-space: nowrap; word-break: normal;
+  overflow-wrap: normal; hyphens: none; }
 .wide { overflow-x: auto; }
 table.signals th.num { white-space: nowrap; }
 span.signals { color: var(--muted); font-size: 12px; font-variant-numeric: tabular-nums; }
 th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { white-space: nowrap; overflow-wrap: normal; }  /* 0.000, never 0.00 then 0 */
 .chain { display: flex; flex-wrap: wrap; gap: 6px; align-items: stretch; }
 .chain .link { border: 1px solid var(--line); border-radius: 6px; padding: 4px 8px;
   max-width: 340px; }
@@ -65,6 +69,19 @@ pre.card { white-space: pre-wrap; background: var(--wash); padding: 8px 10px;
 a.ref { color: var(--accent); }
 .empty { color: var(--muted); font-style: italic; }
 [hidden] { display: none !important; }
+nav.users { font-size: 13px; width: 100%; }
+nav.users a, nav.users b { margin-right: 10px; }
+form.forget { display: inline; margin: 0; }
+form.forget button, .confirm button { font: inherit; font-size: 12px; cursor: pointer;
+  color: var(--hot); background: var(--paper); border: 1px solid var(--line);
+  border-radius: 6px; padding: 0 8px; }
+.confirm button { font-size: 15px; padding: 4px 14px; }
+.notice { background: #ecfdf5; border: 1px solid #a7f3d0; border-radius: 8px;
+  padding: 8px 14px; margin: 14px 0 0; }
+.problem { background: #fff7ed; border: 1px solid #fed7aa; border-radius: 8px;
+  padding: 8px 14px; margin: 14px 0 0; }
+details.assistant > summary { cursor: pointer; color: var(--accent); margin: 8px 0; }
+.mark { color: var(--hot); font-size: 12.5px; }
 """
 
 # Filters every item of the page (an element marked data-item) by its text as the search
@@ -91,10 +108,14 @@ SCRIPT = """
     var target = id && document.getElementById(id);
     if (!target) { return; }
     target.hidden = false;
+    // a turn folded away (the assistant's) opens when a link leads to it
+    for (var up = target.parentElement; up; up = up.parentElement) {
+      if (up.tagName === "DETAILS") { up.open = true; }
+    }
     var evidence = target.querySelector("details.evidence");
     if (evidence) { evidence.open = true; }
   }
-  box.addEventListener("input", apply);
+  if (box) { box.addEventListener("input", apply); }  // pages without the box: none
   window.addEventListener("hashchange", openTarget);
   openTarget();
 })();
@@ -105,17 +126,19 @@ def _sha256(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
 
 
-def content_security_policy(*, for_meta: bool = False) -> str:
+def content_security_policy(*, for_meta: bool = False, forms: bool = False) -> str:
     """The policy: nothing loads or runs but the page's own stylesheet and script.
 
-    ``for_meta`` leaves out ``frame-ancestors``, which browsers ignore in a ``<meta>``."""
+    ``for_meta`` leaves out ``frame-ancestors``, which browsers ignore in a ``<meta>``;
+    ``forms`` lets forms post to the page's own origin (the served page's forget buttons),
+    and nowhere else."""
     rules = [
         "default-src 'none'",
         f"script-src {_sha256(SCRIPT)}",
         f"style-src {_sha256(STYLE)}",
         "img-src 'none'",
         "base-uri 'none'",
-        "form-action 'none'",
+        "form-action 'self'" if forms else "form-action 'none'",
     ]
     if not for_meta:
         rules.append("frame-ancestors 'none'")

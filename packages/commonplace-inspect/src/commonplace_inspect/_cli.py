@@ -20,13 +20,16 @@ def add_command(sub: Any) -> None:
     """Add ``inspect`` to the subparsers action of ``commonplace``'s parser."""
     parser: argparse.ArgumentParser = sub.add_parser(
         "inspect",
-        help="a local web page of what the agent remembers about one user",
-        description="Serve, on loopback, a page of what the store remembers about one "
+        help="a local web page of what the agent remembers about each user",
+        description="Serve, on loopback, a page of what the store remembers about a "
         "user: the profile card, notes by tier with their evidence, supersession chains, "
-        "recalls, the lifecycle's audit log and disagreement flags. With --out, write the "
-        "page to a file instead.",
+        "recalls, the lifecycle's audit log and disagreement flags. The page switches "
+        "between the store's users and, on loopback, erases a note, a turn or everything "
+        "about a user (asking first). With --out, write one user's page to a file instead.",
     )
-    parser.add_argument("--user", required=True, help="the user id to inspect")
+    parser.add_argument(
+        "--user", required=True, help="the user whose page opens first (the page lists the rest)"
+    )
     parser.add_argument("--url", help="store URL (default: $COMMONPLACE_URL or the data folder)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument(
@@ -35,7 +38,8 @@ def add_command(sub: Any) -> None:
     parser.add_argument(
         "--allow-remote",
         action="store_true",
-        help="allow a --host that is not a loopback address (the page shows private data)",
+        help="allow a --host that is not a loopback address (the page shows private data; "
+        "such a server offers no erasing)",
     )
     parser.add_argument("--out", type=Path, help="write the page to this HTML file and exit")
     parser.add_argument(

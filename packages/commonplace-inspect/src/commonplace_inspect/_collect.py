@@ -13,11 +13,13 @@ from typing import Any
 
 from commonplace import Episode, Kind, Memory, Recall, Record, Scope, Status
 from commonplace.errors import InvalidInputError
+from commonplace.lifecycle import every_scope
 from commonplace.stores import (
     PROFILE_CARD,
     AuditEntry,
     Card,
     Conflict,
+    Dispute,
     LedgerKind,
     RecallLog,
     RecordQuery,
@@ -27,6 +29,19 @@ from commonplace.stores import (
 DERIVED_KINDS = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE)
 # the audit actions that remove a record from what the agent can recall
 REMOVING_ACTIONS = frozenset({"delete", "soft_delete", "forget", "invalidate"})
+
+
+@dataclass(frozen=True)
+class Flag:
+    """Two records flagged as disagreeing and why; ``source`` says who flagged them:
+    ``"recall"`` (the probe recall found them contradicting, and marked both) or
+    ``"dispute"`` (the writer kept a newer statement against an older one it may
+    change: every recall showing either marks it)."""
+
+    first: str
+    second: str
+    reason: str
+    source: str
 
 
 @dataclass(frozen=True)
@@ -47,9 +62,28 @@ class Inspection:
     conflicts: tuple[Conflict, ...]
     forgotten_from: Mapping[str, Episode] = field(default_factory=dict)
     probe: Recall | None = None
+    disputes: tuple[Dispute, ...] = ()
 
     def record(self, record_id: str) -> Record | None:
         return next((r for r in self.records if r.id == record_id), None)
+
+    @property
+    def flags(self) -> tuple[Flag, ...]:
+        """Every pair flagged as disagreeing: the probe's, then the stored disputes,
+        each pair once. The page's marks and its flags section are both read from
+        here, so a record is never marked for a pair the section does not list."""
+        flags = [
+            Flag(d.first, d.second, d.reason, "recall")
+            for d in (() if self.probe is None else self.probe.disagreements)
+        ]
+        flags += [Flag(p.newer, p.older, p.reason, "dispute") for p in self.disputes]
+        found: dict[frozenset[str], Flag] = {}
+        for f in flags:
+            found.setdefault(frozenset((f.first, f.second)), f)
+        return tuple(found.values())
+
+    def flags_of(self, record_id: str) -> tuple[Flag, ...]:
+        return tuple(f for f in self.flags if record_id in (f.first, f.second))
 
 
 def collect(
@@ -105,7 +139,13 @@ def collect(
         conflicts=tuple(memory.conflicts(scope=scope, open_only=False)),
         forgotten_from=forgotten_from,
         probe=probed,
+        disputes=tuple(store.disputes_of([r.id for r in found])),
     )
+
+
+def users(memory: Memory) -> tuple[str, ...]:
+    """The users the store holds notes about, sorted: those the page can switch to."""
+    return tuple(sorted({s.user for s in every_scope(memory.store) if s.user}))
 
 
 def supersession_chains(records: list[Record]) -> tuple[tuple[Record, ...], ...]:

@@ -2,36 +2,24 @@
 
 Text from the store (notes, turns, cards, tags, audit details, ids) only ever reaches the
 page through :func:`_text`, which escapes it for an element's content and for a quoted
-attribute alike; it is never placed in the script, the stylesheet, a URL scheme or an
-unquoted attribute. Anchors are built from ids by :func:`anchor`, which keeps only
-letters, digits, ``_`` and ``-``.
+attribute alike (a user's name in a link is percent-encoded first); it is never placed
+in the script, the stylesheet, a URL scheme or an unquoted attribute. Anchors are built
+from ids by :func:`anchor`, which keeps only letters, digits, ``_`` and ``-``.
 """
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from commonplace import Episode, Record, Status, Tier
+from commonplace import Episode, Record, Role, Status, Tier
 from commonplace.stores import RecallLog
 
-from ._assets import SCRIPT, STYLE, content_security_policy
-from ._collect import Inspection
-
-_UNSAFE_IN_ANCHOR = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def _text(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def anchor(prefix: str, record_id: str) -> str:
-    """A fragment id for a record or episode: any character outside ``[A-Za-z0-9_-]`` is
-    written as ``.XX`` (its code point in hex), so two ids never share an anchor."""
-    return prefix + _UNSAFE_IN_ANCHOR.sub(lambda m: f".{ord(m.group()):x}.", record_id)
+from ._collect import Flag, Inspection
+from ._forms import Served, forget_all_button, forget_button, notice, picker
+from ._html import anchor, document
+from ._html import text as _text
 
 
 def _when(at: datetime | None) -> str:
@@ -67,14 +55,15 @@ def _short(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def render_page(inspection: Inspection) -> str:
+def render_page(inspection: Inspection, *, served: Served | None = None) -> str:
     """The whole page for one user: a complete HTML document with a meta
-    Content-Security-Policy (served, the same policy comes as a header too)."""
+    Content-Security-Policy (served, the same policy comes as a header too). ``served``
+    adds what only the server can offer: the user picker and the forget buttons."""
     sections = [
         ("card", "Profile card", _card(inspection)),
-        ("notes", "Notes by tier", _notes(inspection)),
+        ("notes", "Notes by tier", _notes(inspection, served)),
         ("chains", "Supersession chains", _chains(inspection)),
-        ("episodes", "Evidence: the turns", _episodes(inspection)),
+        ("episodes", "Evidence: the turns", _episodes(inspection, served)),
         ("recalls", "Last recalls", _recalls(inspection)),
         ("audit", "Lifecycle audit log", _audit(inspection)),
         ("conflicts", "Disagreement flags", _conflicts(inspection)),
@@ -84,32 +73,22 @@ def render_page(inspection: Inspection) -> str:
         f'<section id="{key}">\n<h2>{title}</h2>\n{content}\n</section>'
         for key, title, content in sections
     )
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{content_security_policy(for_meta=True)}">
-<meta name="referrer" content="no-referrer">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>commonplace inspect: {_text(inspection.user)}</title>
-<style>{STYLE}</style>
-</head>
-<body>
-<header>
+    users = "" if served is None else picker(served, inspection.user)
+    header = f"""<header>
 <h1>What commonplace remembers about <span id="user">{_text(inspection.user)}</span></h1>
 <span class="where">{_text(inspection.url)} · read {_when(inspection.read_at)} UTC</span>
 <input id="filter" type="search" placeholder="Search notes, turns, logs…"
  aria-label="Search the page" autocomplete="off">
 <span id="filter-count" aria-live="polite"></span>
+{forget_all_button(served, inspection.user)}
 <nav>{nav}</nav>
-</header>
-<main>
-{body}
-</main>
-<script>{SCRIPT}</script>
-</body>
-</html>
-"""
+{users}
+</header>"""
+    return document(
+        title=f"commonplace inspect: {_text(inspection.user)}",
+        body=f"{header}\n<main>\n{notice(served)}\n{body}\n</main>",
+        forms=served is not None and served.token is not None,
+    )
 
 
 # -- sections ---------------------------------------------------------------------------
@@ -155,7 +134,7 @@ _TIER_WHY = {
 }
 
 
-def _notes(inspection: Inspection) -> str:
+def _notes(inspection: Inspection, served: Served | None) -> str:
     why = _why(
         "Derived records (notes, summaries, procedures) with their tags and "
         "the counters their score is made of. Open “evidence” to read the turns a note "
@@ -169,18 +148,18 @@ def _notes(inspection: Inspection) -> str:
         parts.append(
             f'<h3 class="tier-{tier.value}">{tier.value} ({len(group)}): {_TIER_WHY[tier]}</h3>'
         )
-        parts.extend(_note(inspection, r) for r in group)
+        parts.extend(_note(inspection, r, served) for r in group)
         if not group:
             parts.append(_empty("none"))
     if inactive:
         parts.append(f"<h3>no longer active ({len(inactive)}): superseded or removed</h3>")
-        parts.extend(_note(inspection, r) for r in inactive)
+        parts.extend(_note(inspection, r, served) for r in inactive)
     if not inspection.records:
         parts.append(_empty("No notes for this user."))
     return "\n".join(parts)
 
 
-def _note(inspection: Inspection, record: Record) -> str:
+def _note(inspection: Inspection, record: Record, served: Served | None) -> str:
     tags = record.tags
     chips = [f"{record.kind.value}", f"{record.status.value}", f"{record.tier.value}"]
     if record.pinned:
@@ -208,8 +187,9 @@ def _note(inspection: Inspection, record: Record) -> str:
         f'<article class="note status-{_text(record.status.value)}" '
         f'id="{anchor("rec-", record.id)}" data-item>'
         f'<div class="text">{_text(record.text)}</div>'
-        f'<div class="meta">{chip_html} <code>{_text(record.id)}</code></div>'
-        f'<div class="meta">{scores}{validity}</div>'
+        f'<div class="meta">{chip_html} <code>{_text(record.id)}</code> '
+        f"{forget_button(served, inspection.user, record.id)}</div>"
+        f'<div class="meta">{scores}{validity}{_marks(inspection, record.id)}</div>'
         f"{_evidence(inspection, record)}</article>"
     )
 
@@ -255,10 +235,11 @@ def _chains(inspection: Inspection) -> str:
     return why + "\n".join(rows)
 
 
-def _episodes(inspection: Inspection) -> str:
+def _episodes(inspection: Inspection, served: Served | None) -> str:
     why = _why(
-        "The raw turns, kept as said. Notes are written from user turns "
-        "only; an assistant's turn is evidence of the conversation, never a note."
+        "The raw turns, kept as said: what the user said first, newest first. Notes are "
+        "written from user turns only; an assistant's turn is evidence of the "
+        "conversation, never a note, and is folded away below."
     )
     cited: dict[str, list[str]] = {}
     for record_id, turn_ids in inspection.sources.items():
@@ -267,18 +248,35 @@ def _episodes(inspection: Inspection) -> str:
     turns = sorted(inspection.episodes.values(), key=lambda e: (e.at, e.id), reverse=True)
     if not turns:
         return why + _empty("No turns stored for this user.")
-    rows = []
-    for turn in turns:
-        notes = cited.get(turn.id, [])
-        used = "; ".join(_ref(inspection, n) for n in notes) if notes else "no note"
-        rows.append(
-            f'<article class="episode" id="{anchor("ep-", turn.id)}" data-item>'
-            f'<blockquote class="turn">{_text(turn.text)}</blockquote>'
-            f'<div class="meta"><b>{_text(turn.role.value)}</b> · {_when(turn.at)} · '
-            f"<code>{_text(turn.id)}</code> · {_text(_scope_label(turn))} · "
-            f"notes: {used}</div></article>"
+    # a person reads for what they said: the assistant's replies would bury it
+    theirs = [t for t in turns if t.role is not Role.ASSISTANT]
+    replies = [t for t in turns if t.role is Role.ASSISTANT]
+    parts = [why, f"<h3>Said by {_text(inspection.user)} ({len(theirs)})</h3>"]
+    parts.extend(_turn(inspection, t, cited, served) for t in theirs)
+    if not theirs:
+        parts.append(_empty("none"))
+    if replies:
+        parts.append(
+            f'<details class="assistant"><summary>The assistant\'s turns ({len(replies)})'
+            "</summary>"
+            + "\n".join(_turn(inspection, t, cited, served) for t in replies)
+            + "</details>"
         )
-    return why + "\n".join(rows)
+    return "\n".join(parts)
+
+
+def _turn(
+    inspection: Inspection, turn: Episode, cited: Mapping[str, list[str]], served: Served | None
+) -> str:
+    notes = cited.get(turn.id, [])
+    used = "; ".join(_ref(inspection, n) for n in notes) if notes else "no note"
+    return (
+        f'<article class="episode" id="{anchor("ep-", turn.id)}" data-item>'
+        f'<blockquote class="turn">{_text(turn.text)}</blockquote>'
+        f'<div class="meta"><b>{_text(turn.role.value)}</b> · {_when(turn.at)} · '
+        f"<code>{_text(turn.id)}</code> · {_text(_scope_label(turn))} · "
+        f"notes: {used} {forget_button(served, inspection.user, turn.id)}</div></article>"
+    )
 
 
 def _scope_label(turn: Episode) -> str:
@@ -306,16 +304,28 @@ def _recalls(inspection: Inspection) -> str:
     rows = []
     for log in inspection.recalls:
         answered = "not yet" if log.feedback_at is None else _when(log.feedback_at)
+        # the search's picks first, with their signals; then what the context showed
+        # besides (hot and recent notes): a recall that searched for nothing still
+        # showed those (logs older than shown_ids hold the picks alone)
+        besides = [r for r in log.shown_ids if r not in log.item_ids]
         retrieved = "<br>".join(_scored_ref(inspection, log, r) for r in log.item_ids)
-        shown = len(log.shown_ids or log.item_ids)
+        if besides:
+            retrieved += (
+                ("<br>" if retrieved else "")
+                + '<span class="signals">shown besides (always or lately remembered):</span>'
+                + "<br>"
+                + "<br>".join(_ref(inspection, r) for r in besides)
+            )
+        shown = len(set(log.shown_ids) | set(log.item_ids))
         asked = _text(log.query) if log.query else "<em>not logged</em>"
         rows.append(
             f"<tr data-item><td>{_when(log.at)}<br><code>{_text(log.id)}</code></td>"
-            f'<td class="recall-query">{asked}</td><td>{retrieved or "nothing"}</td>'
+            f'<td class="recall-query">{asked}</td>'
+            f'<td class="recall-shown">{retrieved or "nothing"}</td>'
             f'<td class="num">{shown}</td><td>{answered}</td></tr>'
         )
     parts.append(
-        "<table><tr><th>when</th><th>asked</th><th>retrieved, with each signal</th>"
+        "<table><tr><th>when</th><th>asked</th><th>what it showed, with each signal</th>"
         "<th>shown</th><th>answered</th></tr>" + "".join(rows) + "</table>"
     )
     return "\n".join(parts)
@@ -351,20 +361,22 @@ def _probe(inspection: Inspection) -> str:
             f'<td class="num">{scores.get(name, 0.0):.3f}</td>' for name in (*_SIGNALS, *_FACTORS)
         )
         rows.append(
-            f"<tr data-item><td>{_ref(inspection, item.record.id)}</td>"
+            f"<tr data-item><td>{_ref(inspection, item.record.id)}"
+            f"{_marks(inspection, item.record.id)}</td>"
             f"<td>{_text(item.section or 'left out')}</td>{cells}</tr>"
         )
-    flags = "".join(
-        f"<li data-item>{_ref(inspection, d.first)} and {_ref(inspection, d.second)}: "
-        f"{_text(d.reason)}</li>"
-        for d in probe.disagreements
-    )
+    flagged = len(probe.disagreements)
     return (
         f'<h3 id="probe">The recall for “<span class="probe-query">{_text(probe.query)}</span>”'
         f", signal by signal</h3>"
         f'<div class="wide"><table class="signals"><tr><th>record</th><th>section</th>{head}</tr>'
         f"{''.join(rows)}</table></div>"
-        + (f"<h3>Flagged as disagreeing in it</h3><ul>{flags}</ul>" if flags else "")
+        + (
+            f'<p class="meta">It flagged {flagged} pair{"s" if flagged != 1 else ""} as '
+            'disagreeing: see <a href="#flags">the flags</a>.</p>'
+            if flagged
+            else ""
+        )
     )
 
 
@@ -388,13 +400,45 @@ def _audit(inspection: Inspection) -> str:
     )
 
 
+def _marks(inspection: Inspection, record_id: str) -> str:
+    """ "(disagrees with …)" for each flagged pair naming the record, linking to the
+    pair in the flags section (which lists every one: both read ``inspection.flags``)."""
+    return "".join(
+        f' <span class="mark">(disagrees with '
+        f"{_ref(inspection, f.second if f.first == record_id else f.first)}, "
+        f'<a class="ref" href="#{_flag_anchor(f)}">why</a>)</span>'
+        for f in inspection.flags_of(record_id)
+    )
+
+
+def _flag_anchor(flag: Flag) -> str:
+    return anchor("flag-", "-".join(sorted((flag.first, flag.second))))
+
+
 def _conflicts(inspection: Inspection) -> str:
     why = _why(
-        "Pairs the agent will not merge until someone decides: two people "
-        "with one name, say. Open ones are flagged in every recall that shows them."
+        "Pairs the agent will not merge or choose between until someone decides: two "
+        "records that contradict each other, and two people with one name, say. Every "
+        "recall that shows one of a pair marks it “disagrees with”."
     )
+    flags = "".join(
+        f'<tr data-item id="{_flag_anchor(f)}"><td>{_ref(inspection, f.first)}</td>'
+        f"<td>{_ref(inspection, f.second)}</td><td>{_text(f.reason)}</td>"
+        f"<td>{_FLAGGED_BY[f.source]}</td></tr>"
+        for f in inspection.flags
+    )
+    parts = [why, '<h3 id="flags">Records that disagree</h3>']
+    if flags:
+        parts.append(
+            "<table><tr><th>one says</th><th>the other says</th><th>why</th>"
+            f"<th>flagged by</th></tr>{flags}</table>"
+        )
+    else:
+        parts.append(_empty("No two records flagged as disagreeing."))
+    parts.append("<h3>People or things with one name</h3>")
     if not inspection.conflicts:
-        return why + _empty("No disagreement flagged.")
+        parts.append(_empty("No disagreement flagged."))
+        return "\n".join(parts)
     rows = []
     for c in inspection.conflicts:
         state = (
@@ -407,9 +451,15 @@ def _conflicts(inspection: Inspection) -> str:
             f"<tr data-item><td>{_text(c.entity)}</td><td>{_text(c.reason)}</td>"
             f"<td>{records}</td><td>{_when(c.created_at)}</td><td>{state}</td></tr>"
         )
-    return (
-        why
-        + "<table><tr><th>about</th><th>why</th><th>records</th><th>flagged</th><th>state</th></tr>"
+    parts.append(
+        "<table><tr><th>about</th><th>why</th><th>records</th><th>flagged</th><th>state</th></tr>"
         + "".join(rows)
         + "</table>"
     )
+    return "\n".join(parts)
+
+
+_FLAGGED_BY = {
+    "recall": "the recall for <code>--query</code>",
+    "dispute": "the writer, as it was said",
+}
