@@ -23,7 +23,7 @@ from ._events import (
 )
 from ._plugins import BuiltinPlugin, default_url, make_plugin_manager, url_scheme
 from ._provenance import Provenance, trace
-from ._records import Episode, FactKey, Kind, Record, Role, episode_id
+from ._records import Episode, FactKey, Kind, Record, Role
 from ._scope import Scope, coerce_scope, owner_scope
 from ._validate import (
     MAX_DAYS,
@@ -65,6 +65,7 @@ from .write import Turn, WriteResult
 from .write._bulk import DEFAULT_BATCH, MAX_WORKERS, Drafts, ImportReport, import_in_batches
 from .write._cards import CardKeeper
 from .write._clauses import split_speaker
+from .write._ids import episode_ids
 from .write._pipeline import WritePipeline
 from .write._profile import ProfileCard
 
@@ -246,7 +247,7 @@ class Memory:
     def _write_batch(self, turns: Sequence[Turn], drafted: Drafts | None) -> list[WriteResult]:
         """Write checked turns, with their notes' drafts when a bulk import's worker made
         them (else the note-writer hook drafts them here)."""
-        ids = [episode_id(t.scope, t.role, t.text, t.key) for t in turns]
+        ids = episode_ids(self._store, turns)
         results = self._writer.write_many(turns, ids, drafted=drafted)
         self._after_write(turns, results)
         return results

@@ -14,7 +14,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from ._scope import Scope
@@ -196,15 +196,27 @@ class Record:
         return self.tags.importance
 
 
-def episode_id(scope: Scope, role: Role, text: str, key: str | None = None) -> str:
+def episode_id(
+    scope: Scope, role: Role, text: str, key: str | None = None, *, at: datetime | None
+) -> str:
     """Content-addressed id: the same turn in the same scope is the same episode.
 
-    With a ``key`` (a message id from the caller's framework) the key replaces the
-    text, so the same words said twice as two messages are two episodes, and the
-    same message sent twice is still one.
+    A turn is its scope, role, time and words: a retried write of it is one episode, and
+    the same words said at another time ("Long shift again today." on two days) are
+    another. With a ``key`` (a message id from the caller's framework) the key replaces
+    the words and the time, so the same words said twice as two messages are two
+    episodes, and the same message sent twice, whenever it is sent, is still one.
+    ``at=None`` gives the id an unkeyed turn had before its time was part of it (stores
+    written then keep those ids; see :func:`commonplace.write.episode_ids`).
     """
     digest = hashlib.sha256()
-    parts = (role.value, text) if key is None else (role.value, "\x01key", key)
+    if key is not None:
+        parts: tuple[str, ...] = (role.value, "\x01key", key)
+    elif at is None:
+        parts = (role.value, text)
+    else:
+        # one instant, however it was written: the time in UTC to the microsecond
+        parts = (role.value, "\x01at", at.astimezone(timezone.utc).isoformat(), text)
     for part in (*scope.parts(), *parts):
         digest.update(part.encode("utf-8", "surrogatepass"))
         digest.update(b"\x00")

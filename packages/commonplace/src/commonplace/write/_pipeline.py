@@ -56,6 +56,9 @@ _MAX_TURN_TERMS = 40
 # note (MiniLM puts "I work at Ikea." and "i work at ikea!!" at 0.93); the store's narrow
 # near-copy search serves any bound from 0.9
 _COPY_REACH = 0.9
+# how many of the nearest notes a write looks through for one of its own scope when the
+# nearest is a narrower scope's (the same words said in several threads of one user)
+_OWN_REACH = 32
 # a skipped turn with fewer words that its note lacks is not worth keeping as its evidence
 _EVIDENCE_MIN_TERMS = 3
 
@@ -197,7 +200,11 @@ class WritePipeline:
             seen.add(eid)
             drafts.append(note)
             skipped.append(reason)
-        texts = {eid: t.text for t, eid in zip(turns, ids)}
+        # what each note was written from: the first turn of its id (a message sent again
+        # under its key with other words is a copy, and its words are not the note's)
+        texts: dict[str, str] = {}
+        for turn, eid in zip(turns, ids):
+            texts.setdefault(eid, turn.text)
         vectors = self._embed([n for n in drafts if n is not None], texts)
         writes, kept_rows, decided = self._plan(turns, ids, drafts, vectors)
         evidence = self._as_evidence(turns, writes, drafts, skipped)
@@ -338,6 +345,11 @@ class WritePipeline:
                 raise AssertionError("a note may only be derived from a user turn")
             twin = twins[row]
             row += 1
+            if twin is None and vectors is not None:
+                # the same words said again in this very batch (another day of an import)
+                twin = self._batch_twin(
+                    note, vectors[row - 1], earlier.get(owner_scope(note.scope), ())
+                )
             if twin is not None:
                 merged = replace(
                     twin.tags,
@@ -382,16 +394,47 @@ class WritePipeline:
             for i, hit in zip(rows, hits):
                 if hit is None:
                     continue
-                twin = self._backend.get_record(hit[0])
+                twin, similarity = self._backend.get_record(hit[0]), hit[1]
+                if twin is not None and twin.scope != scope:
+                    # merged evidence stays in the writer's own scope, never a narrower
+                    # one's that it sees: the nearest note of exactly this scope, if any
+                    twin, similarity = self._own_nearest(scope, vectors[i])
                 if (
                     twin is not None
-                    # merged evidence stays in the note's own scope, never a narrower one's
-                    and twin.scope == scope
-                    and (hit[1] >= bound or _plain(twin.text) == _plain(notes[i].text))
+                    and (similarity >= bound or _plain(twin.text) == _plain(notes[i].text))
                     and _same_statement(twin, notes[i])
                 ):
                     out[i] = twin
         return out
+
+    def _own_nearest(self, scope: Scope, vector: Vectors) -> tuple[Record | None, float]:
+        """The nearest note of exactly ``scope`` within a near copy's reach (the few a
+        search ranks first; a broader scope also sees its narrower scopes' notes)."""
+        own = [
+            hit
+            for hit in self._backend.search(
+                scope, vector, text=None, limit=_OWN_REACH, kinds=(Kind.NOTE,)
+            )
+            if hit.record.scope == scope and hit.similarity >= _COPY_REACH
+        ]
+        best = max(own, key=lambda hit: hit.similarity, default=None)
+        return (None, 0.0) if best is None else (best.record, best.similarity)
+
+    def _batch_twin(
+        self, note: Record, vector: Vectors, earlier: Sequence[tuple[Record, Vectors]]
+    ) -> Record | None:
+        """The note of this batch, of exactly ``note``'s scope, that ``note`` merely
+        repeats (as :meth:`_near_duplicates` finds among the stored notes), or None."""
+        for record, row in reversed(earlier):
+            if record.scope != note.scope:
+                continue
+            similarity = float(row @ vector)
+            if (
+                similarity >= self._config.merge_similarity
+                or (similarity >= _COPY_REACH and _plain(record.text) == _plain(note.text))
+            ) and _same_statement(record, note):
+                return record
+        return None
 
     def _updates(
         self,
