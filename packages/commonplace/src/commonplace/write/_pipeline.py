@@ -333,6 +333,10 @@ class WritePipeline:
         newest: dict[Scope, datetime | None] = {}
         # the notes of this batch an update later in it may change, per owner
         earlier: dict[Scope, list[tuple[Record, Vectors]]] = {}
+        # the notes this batch keeps, by their exact scope, with their vector rows, and the
+        # ones a later note of the batch replaced: what a repeat in the batch may merge into
+        mine: dict[Scope, list[tuple[int, Record]]] = {}
+        gone: set[str] = set()
         row = 0
         for turn, eid, note in zip(turns, ids, drafts):
             episode = Episode(
@@ -345,11 +349,9 @@ class WritePipeline:
                 raise AssertionError("a note may only be derived from a user turn")
             twin = twins[row]
             row += 1
-            if twin is None and vectors is not None:
+            if twin is None and vectors is not None and note.scope in mine:
                 # the same words said again in this very batch (another day of an import)
-                twin = self._batch_twin(
-                    note, vectors[row - 1], earlier.get(owner_scope(note.scope), ())
-                )
+                twin = self._batch_twin(note, vectors, row - 1, mine[note.scope], gone)
             if twin is not None:
                 merged = replace(
                     twin.tags,
@@ -361,8 +363,8 @@ class WritePipeline:
             scope = owner_scope(note.scope)
             if scope not in newest:  # one read per scope and batch, not per note
                 found = self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=1)
-                mine = [r for r in found if scope.owns(r.scope)]
-                newest[scope] = mine[0].created_at if mine else None
+                owned = [r for r in found if scope.owns(r.scope)]
+                newest[scope] = owned[0].created_at if owned else None
             batch = earlier.setdefault(scope, [])
             decisions, late = self._updates(
                 note, turn, vectors[row - 1], newest=newest[scope], earlier=batch
@@ -373,6 +375,8 @@ class WritePipeline:
                 note = replace(note, data={**note.data, **_decision_data(decisions)})
             batch[:] = [(r, v) for r, v in batch if r.id not in supersedes]
             batch.append((note, vectors[row - 1]))
+            gone.update(supersedes)
+            mine.setdefault(note.scope, []).append((row - 1, note))
             writes.append(TurnWrite(episode, note, supersedes=supersedes, superseded_at=late))
             kept.append(row - 1)
         return writes, kept, decided
@@ -421,18 +425,29 @@ class WritePipeline:
         return (None, 0.0) if best is None else (best.record, best.similarity)
 
     def _batch_twin(
-        self, note: Record, vector: Vectors, earlier: Sequence[tuple[Record, Vectors]]
+        self,
+        note: Record,
+        vectors: Vectors,
+        row: int,
+        earlier: Sequence[tuple[int, Record]],
+        gone: set[str],
     ) -> Record | None:
-        """The note of this batch, of exactly ``note``'s scope, that ``note`` merely
-        repeats (as :meth:`_near_duplicates` finds among the stored notes), or None."""
-        for record, row in reversed(earlier):
-            if record.scope != note.scope:
-                continue
-            similarity = float(row @ vector)
+        """The note this batch already keeps in ``note``'s own scope that ``note`` (at
+        ``row`` of ``vectors``) merely repeats, the latest first, as :meth:`_near_duplicates`
+        finds one among the stored notes; or None. One product for all of them."""
+        kept = [(r, record) for r, record in earlier if record.id not in gone]
+        if not kept:
+            return None
+        similarities = (vectors[[r for r, _ in kept]] @ vectors[row]).tolist()
+        for (_, record), similarity in zip(reversed(kept), reversed(similarities)):
             if (
-                similarity >= self._config.merge_similarity
-                or (similarity >= _COPY_REACH and _plain(record.text) == _plain(note.text))
-            ) and _same_statement(record, note):
+                similarity >= _COPY_REACH
+                and (
+                    similarity >= self._config.merge_similarity
+                    or _plain(record.text) == _plain(note.text)
+                )
+                and _same_statement(record, note)
+            ):
                 return record
         return None
 
