@@ -191,8 +191,11 @@ class Memory:
     ) -> WriteResult:
         """Store one turn as an immutable episode and, for a user turn, at most one note.
 
-        The same turn sent twice is stored once: by its text, or by ``key`` (a
-        message id) when given, so two messages with the same words stay two.
+        The same turn sent twice is stored once: a turn is its scope, role, time and
+        words, so a retry with its ``at`` is one episode and the same words said at
+        another time are another; with ``key`` (a message id) the key stands for the time
+        and words, so two messages with the same words stay two and a message sent again
+        later is still one.
         ``speaker`` names who said it in a conversation between several people (a
         leading "Name: " in ``text`` does the same); the note names them.
         """

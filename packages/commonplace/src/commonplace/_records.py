@@ -207,7 +207,7 @@ def episode_id(
     the words and the time, so the same words said twice as two messages are two
     episodes, and the same message sent twice, whenever it is sent, is still one.
     ``at=None`` gives the id an unkeyed turn had before its time was part of it (stores
-    written then keep those ids; see :func:`commonplace.write.episode_ids`).
+    written then keep those ids, as ``write/_ids.py`` looks them up).
     """
     digest = hashlib.sha256()
     if key is not None:

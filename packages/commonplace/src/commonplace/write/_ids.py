@@ -3,7 +3,7 @@ of them kept valid.
 
 An unkeyed turn's id was once its scope, role and words only, so the same words on two
 days were one episode and the second day's turn was lost. Its id now holds its time too
-(:func:`commonplace.stores.episode_id`). A store written before keeps its episodes' ids
+(``episode_id``). A store written before keeps its episodes' ids
 as they are (they are named in provenance, links, recall logs and adapters' tables, so
 they are not rewritten): a turn whose old id is stored at the very same time is that
 episode, and a retry of it stays one.
