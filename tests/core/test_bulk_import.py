@@ -298,7 +298,10 @@ def test_the_import_command_reads_stdin(
         (json.dumps(["text"]), 'line 3 must be an object with a "text" string'),
         (json.dumps({"txt": "typo"}), 'line 3 must be an object with a "text" string'),
         (json.dumps({"text": "hi", "colour": "red"}), "line 3 has unknown fields"),
-        (json.dumps({"text": "hi", "at": "yesterday"}), "line 3: at 'yesterday'"),
+        (
+            json.dumps({"text": "hi", "at": "yesterday"}),
+            'line 3: at "yesterday" is not an ISO 8601 time',
+        ),
         (json.dumps({"text": "hi", "role": "narrator"}), "line 3: "),
         (json.dumps({"text": "hi", "user": 5}), "line 3: "),
     ],

@@ -164,3 +164,20 @@ def _add_orbit(sub: object) -> None:
     parser = sub.add_parser("orbit", help="a command a package adds")
     parser.add_argument("--times", type=int, default=1)
     parser.set_defaults(run=lambda args: print(" ".join(["orbit"] * args.times)) or 0)
+
+
+def test_an_import_whose_lines_name_their_users_needs_no_user_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'import.db'}"
+    turns = tmp_path / "turns.jsonl"
+    turns.write_text(
+        '{"text": "I play the cello.", "user": "ana"}\n{"text": "I keep bees.", "user": "ben"}\n',
+        encoding="utf-8",
+    )
+    assert main(["import", str(turns), "--url", url, "--no-progress"]) == 0
+    assert main(["list", "--user", "ben", "--url", url]) == 0
+    assert "bees" in capsys.readouterr().out
+    turns.write_text('{"text": "I sail on weekends."}\n', encoding="utf-8")
+    assert main(["import", str(turns), "--url", url, "--no-progress"]) == 2
+    assert "line 1 names no user, agent or thread" in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""Episodes are the evidence: immutable and idempotent by content hash per scope."""
+"""Episodes are the evidence: immutable, and idempotent by the turn (scope, role, time and
+words, or the message key) per scope."""
 
 from __future__ import annotations
 
@@ -36,15 +37,31 @@ def test_idempotency_is_per_scope(memory: Memory) -> None:
     assert memory.count(Kind.EPISODE) == 2
 
 
-def test_the_time_of_a_resent_turn_does_not_change_the_episode(
+def test_a_retried_turn_is_one_episode_whenever_it_is_sent_again(
     memory: Memory, clock: ManualClock
 ) -> None:
-    first = memory.write("I live in Lisbon.", scope="ana")
+    said = clock.now()
+    first = memory.write("I live in Lisbon.", scope="ana", at=said)
     clock.advance(days=3)
-    again = memory.write("I live in Lisbon.", scope="ana")
-    assert not again.created
+    again = memory.write("I live in Lisbon.", scope="ana", at=said)  # the same turn, retried
+    assert not again.created and again.episode_id == first.episode_id
     episode = memory.explain(first.episode_id).record
-    assert episode.at == clock.now() - timedelta(days=3)
+    assert episode.at == said
+    assert memory.count(Kind.EPISODE) == 1
+
+
+def test_the_same_words_on_another_day_are_another_turn_of_the_same_note(
+    memory: Memory, clock: ManualClock
+) -> None:
+    first = memory.write("Long shift again today, I work as a nurse.", scope="ana")
+    clock.advance(days=1)
+    again = memory.write("Long shift again today, I work as a nurse.", scope="ana")
+    assert again.created and again.episode_id != first.episode_id
+    assert memory.count(Kind.EPISODE) == 2 and memory.count(Kind.NOTE) == 1
+    assert first.note is not None and again.note is not None
+    assert again.note.id == first.note.id  # a repeat: the note has both days as evidence
+    days = {e.at for e in memory.explain(first.note.id).episodes()}
+    assert days == {clock.now() - timedelta(days=1), clock.now()}
 
 
 def test_episodes_cannot_be_edited_even_with_sql(tmp_path: Path, clock: ManualClock) -> None:
@@ -87,3 +104,23 @@ def test_a_negation_or_a_new_value_is_never_merged(memory: Memory) -> None:
     memory.write("My locker code is 1234.", scope="ana")
     memory.write("My locker code is 9876.", scope="ana")
     assert memory.count(Kind.NOTE) == 4
+
+
+def test_a_store_written_before_keeps_its_episode_ids(memory: Memory, clock: ManualClock) -> None:
+    """An unkeyed turn's id once held no time: such an episode keeps its id, a retry of it
+    (the same time) is it, and the same words at another time are a new episode."""
+    from commonplace._records import Episode, Role, episode_id
+    from commonplace.stores import TurnWrite
+
+    scope = Scope(user="ana")
+    said = clock.now()
+    old = episode_id(scope, Role.USER, "Long shift again today.", at=None)
+    memory.backend.write_turns(
+        [TurnWrite(Episode(old, scope, Role.USER, "Long shift again today.", said))], None
+    )
+    retried = memory.write("Long shift again today.", scope=scope, at=said)
+    assert not retried.created and retried.episode_id == old
+    clock.advance(days=1)
+    next_day = memory.write("Long shift again today.", scope=scope)
+    assert next_day.created and next_day.episode_id != old
+    assert memory.count(Kind.EPISODE) == 2

@@ -171,12 +171,13 @@ def test_a_copy_holds_everything_and_a_second_run_changes_nothing(tmp_path: Path
 
 def test_a_forgotten_turn_stays_forgotten_in_the_copy(tmp_path: Path) -> None:
     with Memory(f"sqlite:///{tmp_path / 'a.db'}") as memory:
-        written = memory.write("My bank PIN is 4321.", scope="bob")
+        said = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+        written = memory.write("My bank PIN is 4321.", scope="bob", at=said)
         assert written.note is not None
         memory.forget(written.note.id, scope="bob")
         with Memory(f"sqlite:///{tmp_path / 'b.db'}") as other:
             copy(memory.backend, other.backend)
-            again = other.write("My bank PIN is 4321.", scope="bob")
+            again = other.write("My bank PIN is 4321.", scope="bob", at=said)  # a retry
             assert not again.created and other.count(Kind.NOTE, scope="bob") == 0
 
 

@@ -115,8 +115,12 @@ def test_a_turn_said_to_the_other_person_is_kept_as_the_evidence_of_what_it_answ
         assert reply.skipped is not None and f"kept as evidence of {ran.note.id}" in reply.skipped
         assert memory.count(Kind.NOTE, scope="c") == 1
         # the reply is evidence of the note, and its words find the note
-        said = [e.text for e in memory.explain(ran.note.id).episodes()]
-        assert said[-1].startswith("Caroline: That charity race")
+        # (in no particular order: a note's sources are listed by id)
+        said = sorted(e.text for e in memory.explain(ran.note.id).episodes())
+        assert [t[:27] for t in said] == [
+            "Caroline: That charity race",
+            "Mel: I ran a charity race f",
+        ]
         recall = memory.recall("what colour was the medal?", scope="c")
         assert [i.record.id for i in recall.items if i.section == "relevant"][:1] == [ran.note.id]
         assert "purple" in recall.render()  # quoted from the reply beside the note

@@ -24,6 +24,7 @@ import os
 import random
 import sys
 import traceback
+from datetime import datetime, timedelta, timezone
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -33,6 +34,9 @@ from reliability_support import BUSY, SCOPES, RaceLog, race, turn_text, url_of
 
 from commonplace import Memory, count_tokens
 from commonplace._records import note_id
+
+# when the turns written again were first said
+SAID = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 
 # Warm up once, in the fork server: the tokenizer, the entry-point plugins, the embedder.
 count_tokens("warm up")
@@ -81,8 +85,10 @@ def _workload(store: str, fd: int, rng: random.Random, seed: int) -> None:
                 turns=[_turn(s, "user", t, r) for (s, t), r in zip(turns, results)],
             )
         elif roll < 0.60:  # the same turn again: idempotent, nothing new
-            text = f"My friend Mia plays chess {rng.randint(0, 9)}."
-            result = memory.write(text, scope=scope)
+            again = rng.randint(0, 9)
+            text = f"My friend Mia plays chess {again}."
+            # a turn is its time too: the same turn again is said at the same moment
+            result = memory.write(text, scope=scope, at=SAID + timedelta(minutes=again))
             _ack(fd, op="write", turns=[_turn(scope, "user", text, result)])
         elif roll < 0.75:
             found = memory.recall(turn_text(rng), scope=scope, top_k=rng.randint(1, 8))

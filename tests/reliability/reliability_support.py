@@ -350,7 +350,9 @@ class RaceLog:
         )
 
 
-# Turns every worker writes, so that several writers race on the same episode.
+# Turns every worker writes, so that several writers race on the same episode (a turn is
+# its time too: each is said at one moment, whoever writes it).
+SHARED_AT = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 SHARED_TURNS = tuple(
     (
         SCOPES[i % len(SCOPES)],
@@ -382,7 +384,7 @@ def race(
                 scope = rng.choice(SCOPES)
                 _write(memory, log, [(scope, turn_text(rng, worker * 100_000 + n))])
             elif roll < 0.40:
-                _write(memory, log, [rng.choice(SHARED_TURNS)])
+                _write(memory, log, [rng.choice(SHARED_TURNS)], at=SHARED_AT)
             elif roll < 0.48:
                 batch = [
                     (rng.choice(SCOPES), turn_text(rng, worker * 100_000 + n * 10 + k))
@@ -423,8 +425,14 @@ def race(
         log.ops += 1
 
 
-def _write(memory: Memory, log: RaceLog, turns: Sequence[tuple[Scope, str]]) -> None:
-    results = memory.write_many([memory.turn(text, scope=scope) for scope, text in turns])
+def _write(
+    memory: Memory,
+    log: RaceLog,
+    turns: Sequence[tuple[Scope, str]],
+    *,
+    at: datetime | None = None,
+) -> None:
+    results = memory.write_many([memory.turn(text, scope=scope, at=at) for scope, text in turns])
     for result in results:
         log.turns.add(result.episode_id)
         if result.created:

@@ -231,3 +231,112 @@ def test_anonymous_langgraph_runs_never_reach_a_users_memory(
                 for table in before:
                     assert after[table] == before[table], (n, user, thread, text, table)
                 tally("scope chain: LangGraph runs checked")
+
+
+# every shape of scope a turn can be written in: each of user, agent and thread set or not
+# (at least one), with two values each, so that the broader and narrower scopes of one
+# owner are both written
+EXACT_USERS = ("ana", "bob", None)
+EXACT_AGENTS = ("coach", "bot", None)
+EXACT_THREADS = ("t1", "t2", None)
+# repeated sentences that merge, statements, and a chat between people whose skipped turns
+# are kept as evidence of the latest note of their scope
+EVIDENCE_TEXTS = (
+    "Long shift again today.",
+    "I love hiking in the Alps.",
+    "I love hiking in the Alps!",
+    "My sister Mia is a nurse.",
+    "I adopted a cat named Miso.",
+    "Mel: I ran a charity race for mental health last Saturday.",
+    "Mel: I ran a charity race for mental health last Saturday.",
+    "Caroline: That charity race sounds great, what got you into running so much?",
+    "Caroline: That charity race sounds great, what got you into running so much?",
+    "Caroline: Did you go with your friends from the hospital?",
+    "Caroline: I bet the view from the finish line over the river was amazing!",
+    "Mel: Thanks Caroline, running keeps my head clear after long hospital shifts.",
+)
+
+
+def exact_scopes() -> st.SearchStrategy[Scope]:
+    return (
+        st.tuples(
+            st.sampled_from(EXACT_USERS),
+            st.sampled_from(EXACT_AGENTS),
+            st.sampled_from(EXACT_THREADS),
+        )
+        .filter(lambda p: any(p))
+        .map(lambda p: Scope(user=p[0], agent=p[1], thread=p[2]))
+    )
+
+
+def _evidence(path: Path) -> dict[str, tuple[Scope, tuple[str, ...], str]]:
+    """Each note's scope, the scopes of the episodes it holds as evidence, and the words
+    it is found by (its tags, where a turn kept as evidence adds its words)."""
+    db = sqlite3.connect(path)
+    try:
+        episodes = {
+            eid: repr(scope_from_parts(u, a, t))
+            for eid, u, a, t in db.execute(
+                "SELECT id, scope_user, scope_agent, scope_thread FROM episodes"
+            )
+        }
+        out = {}
+        for rid, u, a, t, tags, sources in db.execute(
+            "SELECT r.id, r.scope_user, r.scope_agent, r.scope_thread, r.tags, "
+            "(SELECT group_concat(p.source_id) FROM provenance AS p WHERE p.record_seq = r.seq) "
+            "FROM records AS r WHERE r.kind = 'note'"
+        ):
+            held = tuple(sorted(episodes.get(s, s) for s in (sources or "").split(",") if s))
+            out[rid] = (scope_from_parts(u, a, t), held, tags)
+        return out
+    finally:
+        db.close()
+
+
+@given(
+    # a few scopes per example (of one owner or not), so that turns meet notes of theirs
+    palette=st.lists(exact_scopes(), min_size=1, max_size=3, unique=True),
+    writes=st.lists(
+        st.tuples(st.integers(0, 2), st.sampled_from(EVIDENCE_TEXTS), st.integers(0, 3)),
+        min_size=3,
+        max_size=14,
+    ),
+)
+@profile(SIZES.isolation_examples)
+def test_merged_evidence_stays_in_the_writers_exact_scope(
+    palette: list[Scope], writes: list[tuple[int, str, int]]
+) -> None:
+    """A turn becomes evidence of a note only of exactly its own scope: a repeat merged
+    into a note, a skipped turn kept as evidence of the latest note. A broader turn
+    (``user=ana``) never lands in a narrower scope's note (``user=ana, agent=bot,
+    thread=t1``), nor a narrower one in a broader's, so ``explain`` and ``forget`` of a
+    note reach only its own scope's episodes."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "exact.db"
+        with Memory(url_of(path), config=BUSY) as memory:
+            at = START
+            for n, (pick, text, gap) in enumerate(writes):
+                scope = palette[pick % len(palette)]
+                at += timedelta(minutes=gap)  # within a session, or the same instant
+                before = _evidence(path)
+                result = memory.write(text, scope=scope, at=at)
+                after = _evidence(path)
+                for rid, (owner, held, _) in after.items():
+                    # every episode a note holds is of the note's own scope
+                    assert set(held) <= {repr(owner)}, (n, scope, text, rid, owner, held)
+                for rid, old in before.items():
+                    if old[0] != scope and rid in after:
+                        # a note of another scope gained no evidence and no words
+                        assert after[rid] == old, (n, scope, text, rid)
+                if result.note is not None:
+                    assert result.note.scope == scope, (n, scope, text, result.note.scope)
+                if "kept as evidence" in (result.skipped or ""):
+                    tally("scope chain: turns kept as evidence")
+                elif result.created and result.note is not None and result.note.created_at < at:
+                    tally("scope chain: repeats merged")
+                tally("scope chain: evidence writes checked")
+            # what explain shows of a note, and so what forget removes, is its own scope's
+            for rid, (owner, _, _) in _evidence(path).items():
+                episodes = memory.explain(rid, scope=owner).episodes()
+                assert all(e.scope == owner for e in episodes), (rid, owner)
+                tally("scope chain: notes explained")

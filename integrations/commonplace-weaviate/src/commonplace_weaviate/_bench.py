@@ -148,7 +148,7 @@ def write_conversation(
         writes = []
         for text, user in turns[start : start + 1000]:
             scope = Scope(user=user)
-            eid = episode_id(scope, Role.USER, text)
+            eid = episode_id(scope, Role.USER, text, at=_T0)
             episode = Episode(eid, scope, Role.USER, text, _T0)
             record = Record(
                 note_id(eid), Kind.NOTE, scope, "The user says " + text, Tags(), (eid,), _T0, _T0

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ._demo import run_demo
+from ._import_lines import line_fields, line_turn, read_lines
 from ._listing import DERIVED_KINDS
 from ._memory import Memory
 from ._plugins import default_url
@@ -29,7 +30,6 @@ from ._scope import Scope
 from .errors import CommonplaceError, InvalidInputError, InvalidScopeError, NotFoundError
 from .lifecycle import LifecycleReport, every_scope, sleep_every_scope
 from .stores import refuse_missing_store
-from .write import Turn
 
 # Commands that live in packages of their own, and the package that brings each: asked for
 # while that package is missing, the command says what to install instead of argparse's
@@ -313,16 +313,14 @@ def _write(args: argparse.Namespace) -> int:
     return 0
 
 
-_TURN_FIELDS = frozenset(
-    {"text", "role", "user", "agent", "thread", "at", "key", "speaker", "meta"}
-)
-
-
 def _import(args: argparse.Namespace) -> int:
-    lines = _read_lines(args.file)
-    scope, at = _scope(args), _at(args)  # what a line without its own takes
+    # every line's shape is checked before the store is opened (or made)
+    lines = [(n, line_fields(n, line)) for n, line in read_lines(args.file)]
+    # what a line without its own takes (a file whose lines name their own needs none)
+    named = any(getattr(args, name) is not None for name in ("user", "agent", "thread"))
+    scope, at = _scope(args) if named else None, _at(args)
     with _writing(args) as memory:
-        turns = [_line_turn(memory, n, line, scope=scope, at=at) for n, line in lines]
+        turns = [line_turn(memory, n, fields, scope=scope, at=at) for n, fields in lines]
         progress = False if args.no_progress else None
         report = memory.import_turns(
             turns, batch=args.batch, progress=progress, workers=args.workers
@@ -336,51 +334,6 @@ def _import(args: argparse.Namespace) -> int:
             f"{report.rate:.0f} turns/s"
         )
     return 0
-
-
-def _read_lines(file: str) -> list[tuple[int, str]]:
-    try:
-        text = sys.stdin.read() if file == "-" else Path(file).read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"cannot read {file!r}: {exc}") from None
-    return [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-
-
-def _line_turn(memory: Memory, n: int, line: str, *, scope: Scope, at: datetime | None) -> Turn:
-    """Line ``n`` as a checked turn (``scope`` and ``at`` unless it names its own); an
-    error names the line."""
-    try:
-        fields = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"line {n} is not JSON ({exc.msg}); nothing was stored") from None
-    if not isinstance(fields, dict) or not isinstance(fields.get("text"), str):
-        raise InvalidInputError(
-            f'line {n} must be an object with a "text" string; nothing was stored'
-        )
-    unknown = sorted(set(fields) - _TURN_FIELDS)
-    if unknown:
-        raise InvalidInputError(
-            f"line {n} has unknown fields {unknown}; known: {sorted(_TURN_FIELDS)}"
-        )
-    own = {k: fields[k] for k in ("user", "agent", "thread") if fields.get(k)}
-    try:
-        if "at" in fields:
-            at = datetime.fromisoformat(fields["at"])
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"line {n}: at {fields['at']!r} is not an ISO 8601 time") from None
-    try:
-        # a Turn checks and coerces the scope as Memory.write does
-        return memory.turn(
-            fields["text"],
-            role=fields.get("role", "user"),
-            scope=own or scope,
-            at=at,
-            meta=fields.get("meta"),
-            key=fields.get("key"),
-            speaker=fields.get("speaker"),
-        )
-    except CommonplaceError as exc:
-        raise InvalidInputError(f"line {n}: {exc}; nothing was stored") from None
 
 
 def _recall(args: argparse.Namespace) -> int:

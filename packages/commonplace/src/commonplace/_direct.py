@@ -108,7 +108,7 @@ def put_note(
     The same ``key`` in the same scope is the same put: sending it again changes
     nothing and returns the note already stored.
     """
-    eid = episode_id(scope, role, text, key)
+    eid = episode_id(scope, role, text, key, at=at)
     nid = note_id(eid)
     if backend.existing_episode_ids({eid}):
         existing = backend.get_record(nid)

@@ -24,7 +24,7 @@ from ._events import (
 from ._listing import DERIVED_KINDS, RecordPage, export_scope, list_records
 from ._plugins import BuiltinPlugin, default_url, make_plugin_manager, url_scheme
 from ._provenance import Provenance, trace
-from ._records import Episode, FactKey, Kind, Record, Role, episode_id
+from ._records import Episode, FactKey, Kind, Record, Role
 from ._scope import Scope, coerce_scope, owner_scope
 from ._validate import (
     MAX_DAYS,
@@ -67,6 +67,7 @@ from .write import Turn, WriteResult
 from .write._bulk import DEFAULT_BATCH, MAX_WORKERS, Drafts, ImportReport, import_in_batches
 from .write._cards import CardKeeper
 from .write._clauses import split_speaker
+from .write._ids import episode_ids
 from .write._pipeline import WritePipeline
 from .write._profile import ProfileCard
 
@@ -198,8 +199,11 @@ class Memory:
     ) -> WriteResult:
         """Store one turn as an immutable episode and, for a user turn, at most one note.
 
-        The same turn sent twice is stored once: by its text, or by ``key`` (a
-        message id) when given, so two messages with the same words stay two.
+        The same turn sent twice is stored once: a turn is its scope, role, time and
+        words, so a retry with its ``at`` is one episode and the same words said at
+        another time are another; with ``key`` (a message id) the key stands for the time
+        and words, so two messages with the same words stay two and a message sent again
+        later is still one.
         ``speaker`` names who said it in a conversation between several people (a
         leading "Name: " in ``text`` does the same); the note names them. ``said_by``
         names who sent a message that is not the user's (see :class:`Turn`): it is kept
@@ -266,7 +270,7 @@ class Memory:
     def _write_batch(self, turns: Sequence[Turn], drafted: Drafts | None) -> list[WriteResult]:
         """Write checked turns, with their notes' drafts when a bulk import's worker made
         them (else the note-writer hook drafts them here)."""
-        ids = [episode_id(t.scope, t.role, t.text, t.key, said_by=t.said_by) for t in turns]
+        ids = episode_ids(self._store, turns)
         results = self._writer.write_many(turns, ids, drafted=drafted)
         self._after_write(turns, results)
         return results

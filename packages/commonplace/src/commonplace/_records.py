@@ -14,7 +14,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from ._scope import Scope
@@ -199,22 +199,37 @@ class Record:
 
 
 def episode_id(
-    scope: Scope, role: Role, text: str, key: str | None = None, *, said_by: str | None = None
+    scope: Scope,
+    role: Role,
+    text: str,
+    key: str | None = None,
+    *,
+    at: datetime | None,
+    said_by: str | None = None,
 ) -> str:
     """Content-addressed id: the same turn in the same scope is the same episode.
 
-    With a ``key`` (a message id from the caller's framework) the key replaces the
-    text, so the same words said twice as two messages are two episodes, and the
-    same message sent twice is still one. Without one, the same words sent by someone
-    other than the user (``said_by``) are another turn than the user's.
+    A turn is its scope, role, time and words: a retried write of it is one episode, and
+    the same words said at another time ("Long shift again today." on two days) are
+    another. With a ``key`` (a message id from the caller's framework) the key replaces
+    the words and the time, so the same words said twice as two messages are two
+    episodes, and the same message sent twice, whenever it is sent, is still one.
+    Without one, the same words sent by someone other than the user (``said_by``) are
+    another turn than the user's. ``at=None`` gives the id an unkeyed turn had before its
+    time was part of it (stores written then keep those ids, as ``write/_ids.py`` looks
+    them up).
     """
     digest = hashlib.sha256()
     if key is not None:
         parts: tuple[str, ...] = (role.value, "\x01key", key)
-    elif said_by is not None:
-        parts = (role.value, "\x01said_by", said_by, text)
     else:
-        parts = (role.value, text)
+        parts = (role.value,)
+        if said_by is not None:
+            parts += ("\x01said_by", said_by)
+        if at is not None:
+            # one instant, however it was written: the time in UTC to the microsecond
+            parts += ("\x01at", at.astimezone(timezone.utc).isoformat())
+        parts += (text,)
     for part in (*scope.parts(), *parts):
         digest.update(part.encode("utf-8", "surrogatepass"))
         digest.update(b"\x00")

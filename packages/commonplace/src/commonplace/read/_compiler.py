@@ -94,7 +94,6 @@ class RecallCompiler:
     ) -> Recall:
         config = self._config
         valid = (lambda r: r.valid_at(as_of)) if as_of is not None else (lambda r: True)
-        asked = _asked_turn(query, scope)
         vector = embed_checked(self._embedder, [query])[0]
         # what a recall reads first does not depend on itself: asked together (one call to
         # a backend with BatchReads), the search too, in case the scope is worth searching
@@ -118,8 +117,8 @@ class RecallCompiler:
             link_min_weight=config.link_min_weight,
         )
         listed, newest = first.listings
-        hot = [r for r in listed if valid(r) and not _asks_itself(r, query, asked)]
-        recent = [r for r in newest if valid(r) and not _asks_itself(r, query, asked)]
+        hot = [r for r in listed if valid(r) and not _asks_itself(r, query)]
+        recent = [r for r in newest if valid(r) and not _asks_itself(r, query)]
         recent = recent[: config.recent_notes]
         # "enough notes to be worth searching", asked cheaply: a LIMIT, not a COUNT
         searched = len(newest) >= config.search_min_notes
@@ -127,9 +126,7 @@ class RecallCompiler:
         relevant: list[RecallItem] = []
         best: float | None = None
         if searched:
-            ranked = self._search(
-                query, vector, first, scope=scope, now=now, as_of=as_of, asked=asked
-            )
+            ranked = self._search(query, vector, first, scope=scope, now=now, as_of=as_of)
             best = ranked.best
             # a hot record is shown as hot: only the others compete for the budget
             chosen = [
@@ -350,7 +347,6 @@ class RecallCompiler:
         scope: Scope,
         now: datetime,
         as_of: datetime | None,
-        asked: str,
     ) -> _Ranked:
         """Every candidate worth packing, scored: the search's hits (``first``, a pool sized
         by :func:`_pool_limit`), supersession heads and linked records."""
@@ -366,9 +362,7 @@ class RecallCompiler:
         notes: dict[str, str] = {}
         pool = self._with_links(pool, vector, scope, notes, as_of=as_of, read=first)
         # one candidate per record (the last word on it), in the order first met
-        pool = list(
-            {c.record.id: c for c in pool if not _asks_itself(c.record, query, asked)}.values()
-        )
+        pool = list({c.record.id: c for c in pool if not _asks_itself(c.record, query)}.values())
         scores = score_pool(pool, query=query, now=now, config=config, signals=self._signals)
         totals = scores.totals.copy()
         if as_of is None:
@@ -677,15 +671,16 @@ def _gist(record: Record, old: Record) -> str:
     return " ".join(words[:_GIST_WORDS]) + ("…" if len(words) > _GIST_WORDS else "")
 
 
-def _asked_turn(query: str, scope: Scope) -> str:
-    """The episode id the query itself has when it was just written as a user turn."""
-    return episode_id(scope, Role.USER, query)
-
-
-def _asks_itself(record: Record, query: str, asked: str) -> bool:
-    """Whether ``record`` is the turn being answered: written from the query's own episode,
-    or a question with the query's very words. A question never answers itself."""
-    if asked in record.provenance:
+def _asks_itself(record: Record, query: str) -> bool:
+    """Whether ``record`` is the turn being answered: a note written from a user turn of
+    the query's very words (its source episode is that turn, at the note's own time, or
+    that turn's id from before times were part of ids), or a question with the query's
+    very words. A question never answers itself."""
+    source = record.provenance[0] if record.provenance else None
+    if source is not None and source in (
+        episode_id(record.scope, Role.USER, query, at=record.created_at),
+        episode_id(record.scope, Role.USER, query, at=None),
+    ):
         return True
     if record.tags.modality is not Modality.QUESTION:
         return False

@@ -338,7 +338,8 @@ class Backend(Protocol):
         """Store turns atomically. ``vectors`` has one row per turn with a note, in order.
 
         Returns, per turn, whether its episode was new; a turn whose episode
-        already existed writes nothing (idempotency by content hash).
+        already existed writes nothing (idempotency by the turn: the core's ids hold its
+        scope, role, time and words, or its key).
         """
         ...
 

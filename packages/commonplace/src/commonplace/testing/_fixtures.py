@@ -40,7 +40,7 @@ def episode(
 ) -> Episode:
     """An episode with its content-addressed id, as the Memory facade would make it."""
     return Episode(
-        id=episode_id(scope, role, text),
+        id=episode_id(scope, role, text, at=at),
         scope=scope,
         role=role,
         text=text,

@@ -56,6 +56,9 @@ _MAX_TURN_TERMS = 40
 # note (MiniLM puts "I work at Ikea." and "i work at ikea!!" at 0.93); the store's narrow
 # near-copy search serves any bound from 0.9
 _COPY_REACH = 0.9
+# how many of the nearest notes a write looks through for one of its own scope when the
+# nearest is a narrower scope's (the same words said in several threads of one user)
+_OWN_REACH = 32
 # a skipped turn with fewer words that its note lacks is not worth keeping as its evidence
 _EVIDENCE_MIN_TERMS = 3
 
@@ -201,7 +204,11 @@ class WritePipeline:
             seen.add(eid)
             drafts.append(note)
             skipped.append(reason)
-        texts = {eid: t.text for t, eid in zip(turns, ids)}
+        # what each note was written from: the first turn of its id (a message sent again
+        # under its key with other words is a copy, and its words are not the note's)
+        texts: dict[str, str] = {}
+        for turn, eid in zip(turns, ids):
+            texts.setdefault(eid, turn.text)
         vectors = self._embed([n for n in drafts if n is not None], texts)
         writes, kept_rows, decided = self._plan(turns, ids, drafts, vectors)
         evidence = self._as_evidence(turns, writes, drafts, skipped)
@@ -330,6 +337,10 @@ class WritePipeline:
         newest: dict[Scope, datetime | None] = {}
         # the notes of this batch an update later in it may change, per owner
         earlier: dict[Scope, list[tuple[Record, Vectors]]] = {}
+        # the notes this batch keeps, by their exact scope, with their vector rows, and the
+        # ones a later note of the batch replaced: what a repeat in the batch may merge into
+        mine: dict[Scope, list[tuple[int, Record]]] = {}
+        gone: set[str] = set()
         row = 0
         for turn, eid, note in zip(turns, ids, drafts):
             meta = turn.meta if turn.said_by is None else {**turn.meta, "said_by": turn.said_by}
@@ -343,6 +354,9 @@ class WritePipeline:
                 raise AssertionError("a note may only be derived from a user turn")
             twin = twins[row]
             row += 1
+            if twin is None and vectors is not None and note.scope in mine:
+                # the same words said again in this very batch (another day of an import)
+                twin = self._batch_twin(note, vectors, row - 1, mine[note.scope], gone)
             if twin is not None:
                 merged = replace(
                     twin.tags,
@@ -354,8 +368,8 @@ class WritePipeline:
             scope = owner_scope(note.scope)
             if scope not in newest:  # one read per scope and batch, not per note
                 found = self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=1)
-                mine = [r for r in found if scope.owns(r.scope)]
-                newest[scope] = mine[0].created_at if mine else None
+                owned = [r for r in found if scope.owns(r.scope)]
+                newest[scope] = owned[0].created_at if owned else None
             batch = earlier.setdefault(scope, [])
             decisions, late = self._updates(
                 note, turn, vectors[row - 1], newest=newest[scope], earlier=batch
@@ -366,6 +380,8 @@ class WritePipeline:
                 note = replace(note, data={**note.data, **_decision_data(decisions)})
             batch[:] = [(r, v) for r, v in batch if r.id not in supersedes]
             batch.append((note, vectors[row - 1]))
+            gone.update(supersedes)
+            mine.setdefault(note.scope, []).append((row - 1, note))
             writes.append(TurnWrite(episode, note, supersedes=supersedes, superseded_at=late))
             kept.append(row - 1)
         return writes, kept, decided
@@ -387,16 +403,58 @@ class WritePipeline:
             for i, hit in zip(rows, hits):
                 if hit is None:
                     continue
-                twin = self._backend.get_record(hit[0])
+                twin, similarity = self._backend.get_record(hit[0]), hit[1]
+                if twin is not None and twin.scope != scope:
+                    # merged evidence stays in the writer's own scope, never a narrower
+                    # one's that it sees: the nearest note of exactly this scope, if any
+                    twin, similarity = self._own_nearest(scope, vectors[i])
                 if (
                     twin is not None
-                    # merged evidence stays in the note's own scope, never a narrower one's
-                    and twin.scope == scope
-                    and (hit[1] >= bound or _plain(twin.text) == _plain(notes[i].text))
+                    and (similarity >= bound or _plain(twin.text) == _plain(notes[i].text))
                     and _same_statement(twin, notes[i])
                 ):
                     out[i] = twin
         return out
+
+    def _own_nearest(self, scope: Scope, vector: Vectors) -> tuple[Record | None, float]:
+        """The nearest note of exactly ``scope`` within a near copy's reach (the few a
+        search ranks first; a broader scope also sees its narrower scopes' notes)."""
+        own = [
+            hit
+            for hit in self._backend.search(
+                scope, vector, text=None, limit=_OWN_REACH, kinds=(Kind.NOTE,)
+            )
+            if hit.record.scope == scope and hit.similarity >= _COPY_REACH
+        ]
+        best = max(own, key=lambda hit: hit.similarity, default=None)
+        return (None, 0.0) if best is None else (best.record, best.similarity)
+
+    def _batch_twin(
+        self,
+        note: Record,
+        vectors: Vectors,
+        row: int,
+        earlier: Sequence[tuple[int, Record]],
+        gone: set[str],
+    ) -> Record | None:
+        """The note this batch already keeps in ``note``'s own scope that ``note`` (at
+        ``row`` of ``vectors``) merely repeats, the latest first, as :meth:`_near_duplicates`
+        finds one among the stored notes; or None. One product for all of them."""
+        kept = [(r, record) for r, record in earlier if record.id not in gone]
+        if not kept:
+            return None
+        similarities = (vectors[[r for r, _ in kept]] @ vectors[row]).tolist()
+        for (_, record), similarity in zip(reversed(kept), reversed(similarities)):
+            if (
+                similarity >= _COPY_REACH
+                and (
+                    similarity >= self._config.merge_similarity
+                    or _plain(record.text) == _plain(note.text)
+                )
+                and _same_statement(record, note)
+            ):
+                return record
+        return None
 
     def _updates(
         self,
