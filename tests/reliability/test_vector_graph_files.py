@@ -283,3 +283,62 @@ def test_a_graph_held_while_another_process_forgets_is_not_saved(
         found = {i.record.id for q in QUERIES for i in memory.recall(q, scope="ana").items}
         assert found  # the 45 new notes
     assert not found & set(chosen)
+
+
+# -- (e) any sequence of forgets, writes and reopenings --------------------------------------
+
+_STEP = st.one_of(
+    st.tuples(st.just("forget"), st.sampled_from(["ana", "bo"]), st.integers(0, 10_000)),
+    st.tuples(st.just("forget kept turn"), st.sampled_from(["ana", "bo"]), st.integers(0, 10_000)),
+    st.tuples(st.just("forget scope"), st.sampled_from(["ana", "bo"]), st.just(0)),
+    st.tuples(st.just("recall"), st.sampled_from(["ana", "bo"]), st.integers(0, 4)),
+    st.tuples(st.just("write"), st.sampled_from(["ana", "bo"]), st.integers(1, 45)),
+    st.tuples(st.just("reopen"), st.just(""), st.just(0)),
+)
+
+
+@profile(max(8, SIZES.fuzz_examples // 15))
+@given(steps=st.lists(_STEP, min_size=1, max_size=8))
+def test_no_sequence_of_forgets_leaves_an_erased_vector_in_a_graph_file(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, str, int]]
+) -> None:
+    """Forgets of notes (with or without their turns) and of whole scopes, interleaved with
+    recalls, writes that grow the graphs and reopenings, in any order: after every step and
+    after the last close, no saved graph file holds the vector of a note that was forgotten
+    (its float32 bytes, as the rows held them)."""
+    base, _ = _base(str(tmp_path_factory.getbasetemp() / "graph-base"))
+    folder = tmp_path_factory.mktemp("sequence")
+    shutil.copytree(base.parent, folder, dirs_exist_ok=True)
+    path = folder / "m.db"
+    gone: list[bytes] = []
+    written = 0
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("COMMONPLACE_ANN_ROWS", ANN_ROWS)
+        memory = Memory(url_of(path), config=BUSY)
+        try:
+            for action, scope, n in steps:
+                if action == "reopen":
+                    memory.close()
+                    memory = Memory(url_of(path), config=BUSY)
+                elif action == "recall":
+                    memory.recall(QUERIES[n], scope=scope)
+                elif action == "write":
+                    _notes(memory, scope, n, shift=1_000 + written)
+                    written += n
+                elif action == "forget scope":
+                    gone += _vectors(path, "scope_user = ?", scope).values()
+                    memory.forget_scope(scope)
+                else:
+                    notes = _vectors(path, "scope_user = ? AND kind = 'note'", scope)
+                    if not notes:
+                        continue
+                    rid = sorted(notes)[n % len(notes)]
+                    gone.append(notes[rid])
+                    memory.forget(rid, scope=scope, include_evidence=action == "forget")
+                assert not any(v in _saved_bytes(path) for v in gone), action
+        finally:
+            memory.close()
+    saved = _saved_bytes(path)
+    assert not any(v in saved for v in gone)
+    tally("forget sequences checked against graph files")
+    tally("forgotten vectors looked for in graph files", len(gone))
