@@ -294,3 +294,40 @@ def test_a_past_value_said_in_another_thread_is_not_named_in_this_one(
     text = memory.recall("what bike do I ride?", scope=t1).text
     line = next(ln for ln in text.splitlines() if "Brompton to work" in ln)
     assert "(until " in line and "Cannondale" not in text
+
+
+# -- things of the user's world, told to an assistant (NLM's set) --------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "update"),
+    [
+        # another thing of the user's: a name never changes a number, nor one thing another
+        ("The support team grew to seven people.", "The team switched its deploys to CircleCI."),
+        ("The support team has nine people.", "The team switched its deploys to CircleCI."),
+        ("The public API is now on version 3.0.", "The newsletter now goes out every Monday."),
+        ("The staging database runs on MySQL.", "The test suite now takes 40 minutes."),
+    ],
+)
+def test_a_change_of_one_thing_never_replaces_or_disputes_another(old: str, update: str) -> None:
+    assert decide([(old, 0.6)], update) == []
+
+
+def test_one_slot_named_shorter_still_takes_a_value_of_its_kind() -> None:
+    old = "My bike lock code is 4471."
+    assert decide([(old, 0.6)], "the lock code is 4417 now") == [("replaces", note(old)[0].text)]
+
+
+def test_a_statement_that_arrives_after_the_one_that_replaced_it_is_superseded(
+    db_url: str, clock: ManualClock
+) -> None:
+    """An old chat imported after a newer one: the newer value, said with its slot named
+    shorter ("the public API" for "the public API version"), still holds."""
+    with Memory(db_url, clock=clock) as memory:
+        new = memory.write("The public API is now on version 3.0.", scope="ana", at=AT)
+        late = memory.write(
+            "The public API is on version 4.2.", scope="ana", at=AT - timedelta(days=180)
+        )
+        assert new.note is not None and late.note is not None
+        assert memory.store.get_record(late.note.id).superseded_by == new.note.id  # type: ignore[union-attr]
+        assert memory.store.get_record(new.note.id).superseded_by is None  # type: ignore[union-attr]

@@ -15,6 +15,8 @@ from commonplace import (
     ManualClock,
     Memory,
     NoteDraft,
+    RuleNoteWriter,
+    Scope,
     Tags,
     Turn,
     hookimpl,
@@ -214,3 +216,25 @@ def test_a_near_copy_merges_only_into_a_note_of_its_own_scope() -> None:
         two = memory.write("I work at Ikea.", scope="ana").note  # the same words, broader
         assert one is not None and two is not None and two.id != one.id
         assert [e.scope for e in memory.explain(one.id).episodes()] == [one.scope]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The finance folder holds invoices.",
+        "Code review needs two approvals.",
+        "A badge is required to print upstairs.",
+        "The support team has nine people.",
+    ],
+)
+def test_a_thing_of_the_users_world_told_to_an_assistant_is_a_note(text: str) -> None:
+    """Told to an assistant, a statement about a thing of the user's world is said so that
+    the assistant knows it; said among people it is mostly a remark in passing."""
+    draft = RuleNoteWriter().write(Turn(role="user", text=text, scope=Scope(user="ana"), at=T0))
+    assert hasattr(draft, "text"), draft
+
+
+@pytest.mark.parametrize("text", ["Family is everything.", "Life is tough sometimes."])
+def test_a_remark_about_no_one_stays_an_episode_even_told_to_an_assistant(text: str) -> None:
+    draft = RuleNoteWriter().write(Turn(role="user", text=text, scope=Scope(user="ana"), at=T0))
+    assert not hasattr(draft, "text") and "general remark" in str(draft)

@@ -17,6 +17,7 @@ once, for the writer and for :meth:`Memory.turn`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from .._text import STOPWORDS, WORD
 from . import _lexicon as lex
@@ -216,7 +217,18 @@ def skip_reason(sentence: str, *, among_people: bool = False) -> str | None:
         return None  # what happened: "The pride event was awesome", "The sky was clear"
     if len(words) <= _MAX_REACTION_WORDS and lex.EVALUATIVE_WORDS & set(words):
         return f"a reaction to the listener: {said!r}"
+    if not among_people and not _generic_remark(said.split()):
+        # told to an assistant, a statement about a thing of the user's world ("The finance
+        # folder holds invoices", "Code review needs two approvals") is said so that the
+        # assistant knows it; among people such a line is mostly a remark in passing
+        return None
     return f"a general remark, nothing about the speaker: {said!r}"
+
+
+def _generic_remark(words: Sequence[str]) -> bool:
+    """Whether a statement opens on a subject that names no one and nothing in particular
+    ("Family is everything", "Life is tough", "Everyone makes mistakes")."""
+    return bool(words) and words[0] in lex.GENERIC_SUBJECTS
 
 
 def _question_reason(lowered: str, said: str, *, among_people: bool) -> str | None:

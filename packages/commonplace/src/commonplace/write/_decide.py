@@ -244,6 +244,7 @@ class RuleUpdateDecider:
             holders = [h for h in holders if not h.anyone and h.named]
         mine = content_terms(note.text) | content_terms(turn.text)
         groups = slot_groups(mine)
+        my_things = _things(holders, _slot_terms(note.text, selves))
         out: list[UpdateDecision] = []
         # the statements a cue may be about, each with its closeness and whether it shares
         # the slot's words; only the closest is changed by them
@@ -269,6 +270,9 @@ class RuleUpdateDecider:
                 continue  # "thinking about moving to Ally" changes nothing yet
             theirs = _holders(old.text, selves)[0]
             slot = _slot_terms(old.text, selves)
+            their_things = _things([theirs], slot)
+            if my_things and their_things and not my_things & their_things:
+                continue  # "the newsletter" is never "the public API": another thing
             mentioned = holders + [h for h in unnamed if h.slot & slot]
             if not any(h.same(theirs) for h in mentioned) and not _sets_their(
                 theirs, holders, mine
@@ -327,6 +331,9 @@ class RuleUpdateDecider:
         )
         if weak and not shared:
             return []  # "today", "new": a change only of a slot the old statement names
+        mine_kinds, their_kinds = kind_of, _value_kinds(best.record.text)
+        if mine_kinds and their_kinds and not mine_kinds & their_kinds:
+            return []  # a name never changes a number, nor a number a name: another slot
         if not correction and not _new_value(note.text, best.record.text, selves):
             # a cue with no new value is talk ("so excited for this new chapter", "been
             # painting lately"), not an update: there is nothing for the old fact to become
@@ -359,6 +366,22 @@ def _closest(matches: list[tuple[UpdateCandidate, bool]], reason: str) -> list[U
     ]
 
 
+def _things(holders: Sequence[_Holder], slot: frozenset[str]) -> frozenset[str]:
+    """The (stemmed) words of the things statements are about that are no one's named
+    subject ("the newsletter goes out ...", "the public API is on ..."), less the cues of
+    change beside them ("now"); ``slot``, the statement's slot words, stands for a thing
+    whose words the subject's split missed ("the staging database was migrated ...")."""
+    things = [h for h in holders if not h.chain and not h.anyone and not h.named]
+    words = {w for h in things for w in h.slot}
+    if things and not words:
+        words = set(slot)
+    return frozenset(words) - _THING_CUES
+
+
+# words a thing's clause holds that say when, not what ("the newsletter now goes out")
+_THING_CUES = frozenset({"now", "new", "today", "currently", "still", "also"})
+
+
 def _someone_elses(text: str) -> frozenset[str]:
     """The words of what a turn says is someone else's ("his Garmin", "her old school")."""
     found = re.findall(r"\b(?:his|her|their)\s+((?:[\w'’-]+\s+){0,1}[\w'’-]+)", text, re.I)
@@ -387,20 +410,33 @@ def _without_cue(
         if _plain(old.tags.value) == _plain(value):
             return []
         return [_replaces(old, f"the same fact ({key.predicate}) with a new value")]
-    if key is not None and old.tags.key is not None and value and old.tags.value:
-        # "the lock code is 4417" for "my bike lock code is 4471": one slot, named shorter
-        mine, theirs = set(key.predicate.split()), set(old.tags.key.predicate.split())
-        if (
-            key.subject == old.tags.key.subject
-            and (mine < theirs or theirs < mine)
-            and _plain(old.tags.value) != _plain(value)
-        ):
-            return [_replaces(old, f"the same fact ({key.predicate}) with a new value")]
+    if shorter_slot(note, old):
+        assert key is not None
+        return [_replaces(old, f"the same fact ({key.predicate}) with a new value")]
     if key is not None and old.tags.key is None and about(key.predicate, old.text):
         return [_replaces(old, f"a new statement about the {key.predicate}")]
     if retraction is not None and takes_back(retraction, old.text):
         return [_replaces(old, "taken back")]
     return None
+
+
+def shorter_slot(new: Record, old: Record) -> bool:
+    """Whether two keyed statements give one slot two values, the slot named shorter in
+    one of them ("the lock code is 4417" for "my bike lock code is 4471"): the same
+    subject, one predicate's words within the other's, values of one kind (a number for a
+    number, a name for a name: "the team" switching its deploys to CircleCI is not "the
+    support team" of seven people)."""
+    key, theirs = new.tags.key, old.tags.key
+    value, old_value = new.tags.value, old.tags.value
+    if key is None or theirs is None or not value or not old_value:
+        return False
+    mine, other = set(key.predicate.split()), set(theirs.predicate.split())
+    return (
+        key.subject == theirs.subject
+        and (mine < other or other < mine)
+        and _plain(old_value) != _plain(value)
+        and _value_kind(value) == _value_kind(old_value)
+    )
 
 
 def _replaces(old: Record, reason: str) -> UpdateDecision:
@@ -533,9 +569,17 @@ def _value_kinds(text: str) -> frozenset[str]:
     kinds = set()
     if any(w[:1].isupper() and w.lower() not in ("user", "i") for w in words):
         kinds.add("name")
-    if any(w[:1].isdigit() for w in words):
+    if _numbers(" ".join(words)):  # "9:00", "seven people"
         kinds.add("number")
     return frozenset(kinds)
+
+
+def _value_kind(value: str) -> str:
+    """What kind of value a fact's value is: a number ("4417", "seven people"), a name
+    ("CircleCI") or plain words."""
+    if _numbers(value):
+        return "number"
+    return "name" if any(w[:1].isupper() for w in WORD.findall(value)) else "words"
 
 
 def _distinct(

@@ -40,7 +40,7 @@ from ..read._flags import negated
 from ..stores import AuditEntry, Conflict, Dispute, RecordQuery, Store, TurnWrite
 from . import _lexicon as lex
 from ._clauses import split_speaker
-from ._decide import may_change
+from ._decide import may_change, shorter_slot
 from ._types import VERDICTS, NoteDraft, Skip, Turn, UpdateCandidate, UpdateDecision, WriteResult
 from ._updates import about, retracted, takes_back
 
@@ -87,6 +87,8 @@ def _replaces(
         return False
     if key is not None and old.tags.key is None and about(key.predicate, old.text):
         return True
+    if shorter_slot(new, old):
+        return True  # one slot named two ways ("public api", "public api version")
     return retraction is not None and takes_back(retraction, old.text)
 
 
