@@ -307,6 +307,11 @@ def test_a_past_value_said_in_another_thread_is_not_named_in_this_one(
         ("The support team has nine people.", "The team switched its deploys to CircleCI."),
         ("The public API is now on version 3.0.", "The newsletter now goes out every Monday."),
         ("The staging database runs on MySQL.", "The test suite now takes 40 minutes."),
+        # a sentence's capitalised first word is no one's name shared by both
+        (
+            "For the Orchard book club it's Kindred now, just picked it up.",
+            "For the Lighthouse book club it's Rebecca now, just picked it up.",
+        ),
     ],
 )
 def test_a_change_of_one_thing_never_replaces_or_disputes_another(old: str, update: str) -> None:

@@ -217,7 +217,7 @@ def skip_reason(sentence: str, *, among_people: bool = False) -> str | None:
         return None  # what happened: "The pride event was awesome", "The sky was clear"
     if len(words) <= _MAX_REACTION_WORDS and lex.EVALUATIVE_WORDS & set(words):
         return f"a reaction to the listener: {said!r}"
-    if not among_people and not _generic_remark(said.split()):
+    if not among_people and _states_a_thing(said.split()):
         # told to an assistant, a statement about a thing of the user's world ("The finance
         # folder holds invoices", "Code review needs two approvals") is said so that the
         # assistant knows it; among people such a line is mostly a remark in passing
@@ -225,10 +225,27 @@ def skip_reason(sentence: str, *, among_people: bool = False) -> str | None:
     return f"a general remark, nothing about the speaker: {said!r}"
 
 
-def _generic_remark(words: Sequence[str]) -> bool:
-    """Whether a statement opens on a subject that names no one and nothing in particular
-    ("Family is everything", "Life is tough", "Everyone makes mistakes")."""
-    return bool(words) and words[0] in lex.GENERIC_SUBJECTS
+def _states_a_thing(words: Sequence[str]) -> bool:
+    """Whether a sentence (its lower-cased words) states something about a thing: a few
+    words, not opened by a sound, a discourse word or a pointer at what was just said
+    ("ooh the curry sounds good", "that worked", "ok cheers talk later"), nor on a subject
+    that names nothing in particular ("Family is everything"), and judging nothing."""
+    return (
+        len(words) >= _MIN_THING_WORDS
+        and words[0] not in lex.NOISE
+        and words[0] not in lex.DISCOURSE_OPENERS
+        and words[0] not in _POINTERS
+        and words[0] not in lex.GENERIC_SUBJECTS
+        and not lex.EVALUATIVE_WORDS & set(words)
+        and not _SOUND.fullmatch(words[0])
+    )
+
+
+_MIN_THING_WORDS = 4
+# what points back at the conversation rather than at a thing ("that worked", "this helps")
+_POINTERS = frozenset("that that's thats this it it's its these those there's theres".split())
+# "ooh", "ahh", "hmmm": sounds, not subjects
+_SOUND = re.compile(r"(?:o+h+|a+h+|u+g+h+|h+m+|e+h+|m+)")
 
 
 def _question_reason(lowered: str, said: str, *, among_people: bool) -> str | None:

@@ -678,6 +678,12 @@ def _split_subject(text: str, selves: frozenset[str]) -> tuple[_Holder, str]:
     return _Holder(tuple(chain), slot=slot, named=bool(chain) or possessed), " ".join(tokens)
 
 
+_OPENING_WORDS = frozenset(
+    "for in on at to with from by as since after before during and but so then also now "
+    "when while if the a an this that these those".split()
+)
+
+
 def _element(phrase: str) -> frozenset[str] | None:
     """One person of a holder chain ("cousin Mateo" is {cousin, =mateo}), or None when
     the phrase names a thing ("Postgres max_connections", "the Revolut card")."""
@@ -685,7 +691,9 @@ def _element(phrase: str) -> frozenset[str] | None:
     words = [w for w in words if w and w.lower() not in _MODIFIERS]
     people = {_SAME_PERSON.get(w.lower(), w.lower()) for w in words if w.lower() in _PEOPLE}
     names = {w.lower() for w in words if w[:1].isupper() and w.lower() not in _PEOPLE}
-    names -= {"user", "my", "our", "i"}
+    # a sentence's first word is capitalised, and is no one's name ("For the Orchard
+    # book club ...": the Orchard club, not a "For" shared with the Lighthouse club's)
+    names -= {"user", "my", "our", "i"} | _OPENING_WORDS
     if not people and (not names or any(w[:1].islower() for w in words)):
         return None
     return frozenset(people | names | {"=" + n for n in names})
