@@ -11,6 +11,7 @@ process with SIGSEGV, which here is the child's exit code, a failure, not a lost
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sqlite3
@@ -152,7 +153,9 @@ def test_a_damaged_graph_file_is_rebuilt_and_never_read(
     work = tmp_path_factory.mktemp("damaged")
     shutil.copytree(store.parent, work, dirs_exist_ok=True)
     copy = work / "m.db"
-    with sqlite3.connect(store) as db:
+    # closed at once: a connection to the base left for the garbage collector would, when
+    # closed, delete the base's -wal and -shm while a later example copies the folder
+    with contextlib.closing(sqlite3.connect(store)) as db:
         (store_id,) = db.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()
     target = next(
         p
