@@ -90,7 +90,8 @@ def tests(session: nox.Session) -> None:
     stopped afterwards. Point COMMONPLACE_WEAVIATE_URL at your own server to use it instead.
     The docs tools come too: tests/test_docs.py builds the site."""
     session.install(*PACKAGES, *TEST_DEPS, *DOCS_DEPS)
-    env = {**_system_chromium(session), **_test_env()}
+    _system_chromium(session)
+    env = _test_env()
     if os.environ.get("COMMONPLACE_WEAVIATE_URL"):
         session.run("pytest", *(session.posargs or ["tests"]), env=env)
         return
@@ -109,13 +110,12 @@ def tests(session: nox.Session) -> None:
         session.run("commonplace-weaviate", "server", "stop", "--pidfile", str(pidfile))
 
 
-def _system_chromium(session: nox.Session) -> dict[str, str]:
+def _system_chromium(session: nox.Session) -> None:
     """Debian's Chromium for the inspector's browser tests (Playwright's own browser download
-    is never used): installed with apt-get when it is missing and this is root (CI); for
-    anyone else, the browser tests are left out with a word on how to get it. The
-    environment the tests then need is returned."""
+    is never used): installed with apt-get when it is missing and this is root (CI); anyone
+    else is told at once how to get it, before the long steps, rather than failing later."""
     if shutil.which("chromium") or shutil.which("chromium-browser"):
-        return {}
+        return
     if os.geteuid() == 0 and shutil.which("apt-get"):
         session.log("installing Debian's chromium for the inspector's browser tests (once) ...")
         session.run("apt-get", "update", "-q", external=True)
@@ -128,16 +128,11 @@ def _system_chromium(session: nox.Session) -> dict[str, str]:
             external=True,
             env={"DEBIAN_FRONTEND": "noninteractive"},
         )
-        return {}
-    if os.environ.get("CI"):
-        session.error(
-            "CI needs Chromium for the inspector's browser tests: run as root or install it"
-        )
-    session.warn(
-        "Chromium is not installed, so the inspector's browser tests are left out. To run "
-        "them: `sudo apt-get install chromium` (Debian, Ubuntu), or put a chromium on PATH."
+        return
+    session.error(
+        "the inspector's browser tests need Chromium, which is not installed: "
+        "`sudo apt-get install chromium` (Debian, Ubuntu), or put a chromium on PATH"
     )
-    return {"COMMONPLACE_NO_BROWSER": "1"}
 
 
 def _weaviate_builds(session: nox.Session) -> None:

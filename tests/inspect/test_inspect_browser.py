@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from inspect_support import HOSTILE, Built, build_store, chromium_path, serving, write_report
-from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, expect, sync_playwright
+from inspect_support import HOSTILE, Built, build_store, serving, write_report
+from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, expect
 
 from commonplace_inspect import anchor
 
@@ -21,14 +21,6 @@ from commonplace_inspect import anchor
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     folder = tmp_path_factory.mktemp("inspect-browser")
     return build_store(f"sqlite:///{folder / 'memory.db'}", hostile=True)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=chromium_path())
-        yield launched
-        launched.close()
 
 
 class Watched:

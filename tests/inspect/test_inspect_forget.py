@@ -10,8 +10,8 @@ from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 import pytest
-from inspect_support import OTHER_USER, USER, Built, build_store, chromium_path, parse, serving
-from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+from inspect_support import OTHER_USER, USER, Built, build_store, parse, serving
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect
 
 from commonplace import HashingEmbedder, Memory, Scope
 from commonplace_inspect import anchor, content_security_policy
@@ -20,14 +20,6 @@ from commonplace_inspect import anchor, content_security_policy
 @pytest.fixture
 def built(tmp_path: Path) -> Built:
     return build_store(f"sqlite:///{tmp_path / 'memory.db'}")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=chromium_path())
-        yield launched
-        launched.close()
 
 
 @pytest.fixture
