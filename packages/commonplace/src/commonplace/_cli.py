@@ -442,7 +442,7 @@ def _reembed(args: argparse.Namespace) -> int:
 
 def _hint_unknown_scope(memory: Memory, scope: Scope) -> None:
     """Tell on stderr that a scope holds nothing, and which users the store knows."""
-    if memory.count(scope=scope) or any(memory.export(scope=scope, episodes=True)):
+    if memory.count(scope=scope) or memory.count("episode", scope=scope):
         return
     users = sorted({s.user for s in every_scope(memory.store) if s.user})
     known = f"users in this store: {', '.join(users[:10])}" if users else "the store is empty"
