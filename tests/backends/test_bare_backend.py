@@ -54,7 +54,7 @@ from commonplace.testing.conformance import (  # noqa: F401 (pytest collects the
 # the groups of what it declares, and only those (links and reembed are not imported)
 
 REQUIRED = (
-    "url ledger close read_pin write_pin write_turns put_records get_episodes recent_episodes "
+    "url ledger close read_pin write_pin apply put_records get_episodes recent_episodes "
     "get_records get_vectors iter_records count search update_records delete"
 ).split()
 

@@ -36,8 +36,8 @@ _BROKEN = {
             return Leaky()
     """,
     "not_idempotent": """
-        def write_turns(self, turns, vectors):
-            fresh = super().write_turns(turns, vectors)
+        def apply(self, batch):
+            fresh = super().apply(batch)
             return [True for _ in fresh]
     """,
 }

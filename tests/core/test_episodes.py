@@ -110,13 +110,15 @@ def test_a_store_written_before_keeps_its_episode_ids(memory: Memory, clock: Man
     """An unkeyed turn's id once held no time: such an episode keeps its id, a retry of it
     (the same time) is it, and the same words at another time are a new episode."""
     from commonplace._records import Episode, Role, episode_id
-    from commonplace.stores import TurnWrite
+    from commonplace.stores import TurnWrite, WriteBatch
 
     scope = Scope(user="ana")
     said = clock.now()
     old = episode_id(scope, Role.USER, "Long shift again today.", at=None)
-    memory.backend.write_turns(
-        [TurnWrite(Episode(old, scope, Role.USER, "Long shift again today.", said))], None
+    memory.backend.apply(
+        WriteBatch(
+            [TurnWrite(Episode(old, scope, Role.USER, "Long shift again today.", said))], None
+        )
     )
     retried = memory.write("Long shift again today.", scope=scope, at=said)
     assert not retried.created and retried.episode_id == old

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from commonplace import Kind, Scope, Status
-from commonplace.stores import SQLiteBackend, TurnWrite
+from commonplace.stores import SQLiteBackend, TurnWrite, WriteBatch
 from commonplace.stores._sqlite_schema import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -65,7 +65,7 @@ def write_notes(
 ) -> list[str]:
     turns = [episode(scope, text) for text in texts]
     writes = [TurnWrite(t, note(t, kind=kind)) for t in turns]
-    backend.write_turns(writes, np.stack([unit(1.0, float(i)) for i in range(len(texts))]))
+    backend.apply(WriteBatch(writes, np.stack([unit(1.0, float(i)) for i in range(len(texts))])))
     return [w.note.id for w in writes if w.note is not None]
 
 

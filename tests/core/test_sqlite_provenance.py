@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from commonplace import Kind, Scope
-from commonplace.stores import RecordQuery, SQLiteBackend, TurnWrite
+from commonplace.stores import RecordQuery, SQLiteBackend, TurnWrite, WriteBatch
 from commonplace.stores._sqlite_schema import SCHEMA_VERSION
 from commonplace.testing import PIN, episode, note, unit
 from commonplace.testing._fixtures import rows
@@ -70,7 +70,7 @@ def test_a_record_written_again_has_the_sources_it_is_written_with(tmp_path: Pat
         backend.write_pin(PIN)
         turn = episode(ANA, "ana bakes bread")
         made = note(turn)
-        backend.write_turns([TurnWrite(turn, made)], rows(unit(1.0)))
+        backend.apply(WriteBatch([TurnWrite(turn, made)], rows(unit(1.0))))
         summary = note(
             turn, "Ana bakes.", kind=Kind.SUMMARY, record_id="sm_1", provenance=[made.id]
         )

@@ -217,7 +217,7 @@ def test_the_any_word_search_keeps_the_rarest_words_while_their_matches_fit_the_
     records they match add up to the bound. (The bound is lowered here, and raised past
     the store's size to show the difference.)"""
     from commonplace import Scope
-    from commonplace.stores import EmbedderPin, SQLiteBackend, TurnWrite, _sqlite
+    from commonplace.stores import EmbedderPin, SQLiteBackend, TurnWrite, WriteBatch, _sqlite
     from commonplace.testing import episode, note
 
     monkeypatch.setattr(_sqlite, "_ANY_WORD_ROWS", bound)
@@ -233,7 +233,7 @@ def test_the_any_word_search_keeps_the_rarest_words_while_their_matches_fit_the_
         backend.write_pin(EmbedderPin("test-embedder", 32))
         vectors = np.zeros((len(texts), 32), np.float32)
         vectors[:, 0] = 1.0
-        backend.write_turns(writes, vectors)
+        backend.apply(WriteBatch(writes, vectors))
         query = np.zeros(32, np.float32)
         query[1] = 1.0  # orthogonal to every note: only keyword hits carry information
         hits = backend.search(scope, query, text="lisbon zanzibar ferry", limit=20)
@@ -255,14 +255,14 @@ def test_the_any_word_search_keeps_the_rarest_words_while_their_matches_fit_the_
 def _keyword_only_store(tmp_path: Path, turns: list[Any]) -> Iterator[tuple[Any, Any]]:
     """A store of one note per turn, every vector alike, and a query vector orthogonal
     to all of them: only keyword hits carry information."""
-    from commonplace.stores import EmbedderPin, SQLiteBackend, TurnWrite
+    from commonplace.stores import EmbedderPin, SQLiteBackend, TurnWrite, WriteBatch
     from commonplace.testing import note
 
     with SQLiteBackend(tmp_path / "m.db") as backend:
         backend.write_pin(EmbedderPin("test-embedder", 32))
         vectors = np.zeros((len(turns), 32), np.float32)
         vectors[:, 0] = 1.0
-        backend.write_turns([TurnWrite(t, note(t, t.text)) for t in turns], vectors)
+        backend.apply(WriteBatch([TurnWrite(t, note(t, t.text)) for t in turns], vectors))
         query = np.zeros(32, np.float32)
         query[1] = 1.0
         yield backend, query
@@ -322,7 +322,7 @@ def test_vectors_of_records_without_one_are_zeros_sized_by_the_others(tmp_path: 
     """``get_vectors`` sizes its rows by the vectors it reads; a row stored without one
     (NULL) reads as zeros, wherever it comes in the request."""
     from commonplace import Scope
-    from commonplace.stores import EmbedderPin, SQLiteBackend, TurnWrite
+    from commonplace.stores import EmbedderPin, SQLiteBackend, TurnWrite, WriteBatch
     from commonplace.testing import episode, note
 
     scope = Scope(user="ana")
@@ -331,7 +331,7 @@ def test_vectors_of_records_without_one_are_zeros_sized_by_the_others(tmp_path: 
         backend.write_pin(EmbedderPin("test-embedder", 8))
         vectors = np.eye(2, 8, dtype=np.float32)
         writes = [TurnWrite(t, note(t, t.text)) for t in turns]
-        backend.write_turns(writes, vectors)
+        backend.apply(WriteBatch(writes, vectors))
         ids = [w.note.id for w in writes if w.note is not None]
         # SQLite reads rows looked up by id in id order: the first one read has none
         empty = min(ids)
@@ -349,7 +349,14 @@ def test_a_recalls_accesses_and_its_log_are_one_commit(tmp_path: Path) -> None:
     from datetime import datetime, timezone
 
     from commonplace import Scope
-    from commonplace.stores import AccessLog, EmbedderPin, LedgerEntry, SQLiteBackend, TurnWrite
+    from commonplace.stores import (
+        AccessLog,
+        EmbedderPin,
+        LedgerEntry,
+        SQLiteBackend,
+        TurnWrite,
+        WriteBatch,
+    )
     from commonplace.testing import episode, note
 
     scope = Scope(user="ana")
@@ -359,7 +366,7 @@ def test_a_recalls_accesses_and_its_log_are_one_commit(tmp_path: Path) -> None:
         assert isinstance(backend, AccessLog)
         backend.write_pin(EmbedderPin("test-embedder", 8))
         write = TurnWrite(turn, note(turn, turn.text))
-        backend.write_turns([write], np.eye(1, 8, dtype=np.float32))
+        backend.apply(WriteBatch([write], np.eye(1, 8, dtype=np.float32)))
         assert write.note is not None
         rid = write.note.id
         log = LedgerEntry("recall", "rc_1", scope, at, {"retrieved": [rid]})

@@ -45,7 +45,7 @@ def test_the_backend_protocol_is_sixteen_members_and_the_ledger_five() -> None:
         "close",
         "read_pin",
         "write_pin",
-        "write_turns",
+        "apply",
         "put_records",
         "get_episodes",
         "recent_episodes",

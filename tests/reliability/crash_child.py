@@ -32,7 +32,7 @@ from typing import Any
 
 from reliability_support import BUSY, SCOPES, RaceLog, race, turn_text, url_of
 
-from commonplace import Memory, count_tokens
+from commonplace import Config, Kind, Memory, ProfileRules, count_tokens
 from commonplace._records import note_id
 
 # when the turns written again were first said
@@ -107,6 +107,51 @@ def _workload(store: str, fd: int, rng: random.Random, seed: int) -> None:
         else:
             memory.sleep(scope=scope)
             _ack(fd, op="sleep")
+
+
+# every batch of write_batches_until_killed rewrites the card: the card is current after
+# each batch committed, so a card behind its notes is a batch committed in part
+EVERY_BATCH = Config(search_min_notes=0, profile=ProfileRules(rewrite_every=1))
+BATCH = 4
+_DOINGS = (
+    "started learning the cello",
+    "booked a trip to Kyoto",
+    "switched my commute to cycling",
+    "adopted a grey cat called Pixel",
+    "joined a Thursday climbing group",
+    "planted tomatoes on the balcony",
+    "finished reading Middlemarch",
+)
+
+
+def batch_texts(n: int) -> list[str]:
+    """The turns of the batch starting at turn ``n``: news of the user's own, one naming
+    a coworker Mia (a sister Mia is in the first batch: each such note opens a conflict),
+    and one saying where the user lives now (each replaces the last: a supersession)."""
+    texts = [
+        f"My coworker Mia reviewed my report number {n}.",
+        f"I moved to flat {n} on Rua {n // BATCH} this month.",
+    ]
+    texts += [f"I {_DOINGS[(n + k) % len(_DOINGS)]} in week {n + k}." for k in range(2)]
+    if n == 0:
+        texts[0] = "My sister Mia lives in Porto."
+    return texts
+
+
+def write_batches_until_killed(store: str, errors: str) -> None:
+    """Write batches of ``BATCH`` turns to ``store`` (user ana), one after the other, until
+    killed; the turns of each are said a minute apart and go on from what is stored."""
+    try:
+        with Memory(url_of(store), config=EVERY_BATCH) as memory:
+            n = memory.count(Kind.EPISODE)
+            while True:
+                at = [SAID + timedelta(minutes=n + k) for k in range(BATCH)]
+                turns = [memory.turn(t, scope="ana", at=a) for t, a in zip(batch_texts(n), at)]
+                memory.write_many(turns)
+                n += BATCH
+    except BaseException:
+        Path(errors).write_text(traceback.format_exc(), encoding="utf-8")
+        os._exit(3)
 
 
 def _turn(scope: Any, role: str, text: str, result: Any) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from commonplace.stores import (
     SearchQuery,
     Store,
     TurnWrite,
+    WriteBatch,
 )
 from commonplace.testing import T0, episode, note, unit
 from commonplace.testing._fixtures import later, rows
@@ -35,9 +36,11 @@ def _fill(backend: WeaviateBackend) -> list[str]:
     """Three notes of ana's and two in her thread, one of them hot; their ids."""
     turns = [episode(ANA if i < 3 else ANA_T1, f"tea note {i}", at=later(i)) for i in range(5)]
     notes = [note(t) for t in turns]
-    backend.write_turns(
-        [TurnWrite(t, n) for t, n in zip(turns, notes)],
-        rows(*[unit(1.0, 0.2 * i) for i in range(5)]),
+    backend.apply(
+        WriteBatch(
+            [TurnWrite(t, n) for t, n in zip(turns, notes)],
+            rows(*[unit(1.0, 0.2 * i) for i in range(5)]),
+        )
     )
     backend.update_records([notes[3].id], at=later(9), tier=Tier.HOT)
     return [n.id for n in notes]

@@ -17,7 +17,7 @@ import pytest
 
 from commonplace import Record, Scope
 from commonplace.errors import StoreError
-from commonplace.stores import TurnWrite
+from commonplace.stores import TurnWrite, WriteBatch
 from commonplace.testing import T0, episode, note, unit
 from commonplace.testing._fixtures import rows
 from commonplace_weaviate import WeaviateBackend, _counters
@@ -41,7 +41,7 @@ DAYS_AGO = datetime.now(timezone.utc) - timedelta(days=3)  # before any cutoff m
 def _one_note(backend: WeaviateBackend) -> str:
     turn = episode(ANA, "ana drinks green tea", at=T0)
     made = note(turn)
-    backend.write_turns([TurnWrite(turn, made)], rows(unit(1.0)))
+    backend.apply(WriteBatch([TurnWrite(turn, made)], rows(unit(1.0))))
     return made.id
 
 
@@ -144,7 +144,7 @@ def test_a_keyword_only_hit_is_counted_through_its_tally(backend: WeaviateBacken
     rid = _one_note(backend)
     turn = episode(ANA, "ana walks her dog at dawn", at=T0)
     other = note(turn)
-    backend.write_turns([TurnWrite(turn, other)], rows(unit(0.0, 1.0)))
+    backend.apply(WriteBatch([TurnWrite(turn, other)], rows(unit(0.0, 1.0))))
     times = _tallied(backend, rid, TALLY_AFTER + 40)
     assert _tally(backend, rid) is not None
 
@@ -361,8 +361,8 @@ def test_a_counter_write_makes_a_few_tallies_and_leaves_the_rest_to_the_next(
     monkeypatch.setattr(_counters, "TALLY_AFTER", 3)  # a few events make a record due
     turns = [episode(ANA, f"ana keeps note {i}", at=T0) for i in range(TALLIES_PER_WRITE + 4)]
     notes = [note(t) for t in turns]
-    backend.write_turns(
-        [TurnWrite(t, n) for t, n in zip(turns, notes)], rows(*[unit(1.0)] * len(notes))
+    backend.apply(
+        WriteBatch([TurnWrite(t, n) for t, n in zip(turns, notes)], rows(*[unit(1.0)] * len(notes)))
     )
     ids = [n.id for n in notes]
     times = _times(T0, 3)

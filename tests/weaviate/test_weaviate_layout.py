@@ -10,7 +10,7 @@ import pytest
 
 from commonplace import Kind, Scope
 from commonplace.errors import SchemaVersionError, StoreError
-from commonplace.stores import LedgerEntry, RecordQuery, TurnWrite
+from commonplace.stores import LedgerEntry, RecordQuery, TurnWrite, WriteBatch
 from commonplace.testing import PIN, T0, episode, note, unit
 from commonplace_weaviate import WeaviateBackend
 from commonplace_weaviate import _schema as S
@@ -57,7 +57,7 @@ def test_each_scope_is_its_own_tenant(backend: WeaviateBackend) -> None:
     ]
     for i, scope in enumerate(scopes):
         ep = episode(scope, f"turn {i}")
-        backend.write_turns([TurnWrite(ep, note(ep))], unit(1.0).reshape(1, -1))
+        backend.apply(WriteBatch([TurnWrite(ep, note(ep))], unit(1.0).reshape(1, -1)))
     tenants = set(_collection(backend, S.NOTE).tenants.get())
     assert tenants == {tenant_name(s.parts()) for s in scopes}
     assert set(_collection(backend, S.EPISODE).tenants.get()) == tenants
@@ -149,14 +149,14 @@ def test_a_scope_removed_by_another_client_is_recreated_on_write(backend: Weavia
     other = WeaviateBackend(backend.url)
     try:
         first = episode(Scope(user="ana"), "first")
-        backend.write_turns([TurnWrite(first, note(first))], unit(1.0).reshape(1, -1))
+        backend.apply(WriteBatch([TurnWrite(first, note(first))], unit(1.0).reshape(1, -1)))
         # an erasing delete removes the tenants it empties; backend still believes they exist
         other.delete(records=[note(first).id], episodes=[first.id], erase=True)
         assert tenant_name(("ana", "", "")) not in set(_collection(backend, S.NOTE).tenants.get())
         second = episode(Scope(user="ana"), "second")
-        assert backend.write_turns([TurnWrite(second, note(second))], unit(1.0).reshape(1, -1)) == [
-            True
-        ]
+        assert backend.apply(
+            WriteBatch([TurnWrite(second, note(second))], unit(1.0).reshape(1, -1))
+        ) == [True]
         newest = RecordQuery(scope=Scope(user="ana"), newest_first=True, limit=5)
         assert [r.text for r in backend.iter_records(newest)] == [note(second).text]
     finally:
@@ -168,8 +168,10 @@ def test_an_erasing_delete_removes_the_tenants_it_empties_and_only_those(
 ) -> None:
     ana_t1, ana_t2 = Scope(user="ana", thread="t1"), Scope(user="ana", thread="t2")
     a, b, c = episode(ana_t1, "one"), episode(ana_t1, "two"), episode(ana_t2, "three")
-    backend.write_turns(
-        [TurnWrite(e, note(e)) for e in (a, b, c)], unit(1.0).reshape(1, -1).repeat(3, axis=0)
+    backend.apply(
+        WriteBatch(
+            [TurnWrite(e, note(e)) for e in (a, b, c)], unit(1.0).reshape(1, -1).repeat(3, axis=0)
+        )
     )
     t1, t2 = tenant_name(ana_t1.parts()), tenant_name(ana_t2.parts())
     assert backend.delete(records=[note(a).id], episodes=[a.id]) == {
@@ -179,7 +181,7 @@ def test_an_erasing_delete_removes_the_tenants_it_empties_and_only_those(
     # without erase the tenants stay, even an emptied one
     backend.delete(records=[note(c).id], episodes=[c.id])
     assert {t1, t2} <= set(_collection(backend, S.NOTE).tenants.get())
-    backend.write_turns([TurnWrite(c, note(c))], unit(1.0).reshape(1, -1))
+    backend.apply(WriteBatch([TurnWrite(c, note(c))], unit(1.0).reshape(1, -1)))
     removed = backend.delete(records=[note(c).id, note(b).id], episodes=[c.id], erase=True)
     assert sorted(removed["records"]) == sorted([note(b).id, note(c).id])
     # t2 is empty now: its note and episode tenants (and registry entries) are gone; t1
@@ -199,7 +201,7 @@ def test_newest_first_reads_are_right_past_a_limit(backend: WeaviateBackend) -> 
     # with a limit, with the lowest values; the reads must not send one
     ana = Scope(user="ana")
     eps = [episode(ana, f"turn {i}", at=T0) for i in range(12)]
-    backend.write_turns([TurnWrite(e) for e in eps], None)
+    backend.apply(WriteBatch([TurnWrite(e) for e in eps], None))
     ids = [e.id for e in eps]
     assert [e.id for e in backend.recent_episodes(ana, limit=3, before=ids[9])] == [
         ids[8],

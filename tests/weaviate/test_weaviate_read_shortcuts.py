@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from commonplace import HashingEmbedder, Kind, ManualClock, Memory, Record, Scope, Tags
-from commonplace.stores import RecordQuery, TurnWrite
+from commonplace.stores import RecordQuery, TurnWrite, WriteBatch
 from commonplace.testing import T0, episode, note, unit
 from commonplace_weaviate import WeaviateBackend
 from commonplace_weaviate import _schema as S
@@ -40,7 +40,7 @@ def other(backend: WeaviateBackend) -> Iterator[WeaviateBackend]:
 def _write(backend: WeaviateBackend, scope: Scope, text: str, axis: float = 1.0) -> Record:
     turn = episode(scope, text)
     made = note(turn)
-    backend.write_turns([TurnWrite(turn, made)], unit(axis).reshape(1, -1))
+    backend.apply(WriteBatch([TurnWrite(turn, made)], unit(axis).reshape(1, -1)))
     return made
 
 
@@ -125,7 +125,7 @@ def test_a_turn_outside_its_records_tenant_is_found_by_its_locator(
     backend: WeaviateBackend, other: WeaviateBackend
 ) -> None:
     bob_turn = episode(Scope(user="bob"), "bob likes tea")
-    other.write_turns([TurnWrite(bob_turn)], None)
+    other.apply(WriteBatch([TurnWrite(bob_turn)], None))
     # a summary of ana's naming bob's turn: the guess (ana's tenant) is wrong
     summary = Record("sm_x", Kind.SUMMARY, ANA, "Tea.", Tags(), (bob_turn.id,), T0, T0)
     other.put_records([summary], unit(1.0).reshape(1, -1))

@@ -13,7 +13,7 @@ import pytest
 
 from commonplace import Kind, Scope, Tags
 from commonplace.errors import StoreError
-from commonplace.stores import RecordQuery, TurnWrite
+from commonplace.stores import RecordQuery, TurnWrite, WriteBatch
 from commonplace.testing import T0, episode, note, unit
 from commonplace_weaviate import WeaviateBackend
 
@@ -33,13 +33,13 @@ def test_a_failure_before_the_commit_point_leaves_no_trace(
     vectors = unit(1.0).reshape(1, -1).repeat(3, axis=0)
     monkeypatch.setattr(backend, "_put_episodes", _fail)
     with pytest.raises(StoreError, match="injected"):
-        backend.write_turns(turns, vectors)
+        backend.apply(WriteBatch(turns, vectors))
     # the notes written before the failure were removed again: nothing half-stored
     assert backend.get_episodes([e.id for e in eps]) == []
     assert backend.count(ANA, Kind.NOTE) == 0
     assert backend.search(ANA, unit(1.0), text="turn", limit=10) == []
     monkeypatch.undo()
-    assert backend.write_turns(turns, vectors) == [True, True, True]
+    assert backend.apply(WriteBatch(turns, vectors)) == [True, True, True]
     assert backend.count(ANA, Kind.NOTE) == 3 and backend.count(ANA, Kind.EPISODE) == 3
 
 
@@ -47,16 +47,16 @@ def test_sending_a_failed_call_again_applies_merges_once(
     backend: WeaviateBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     original = episode(ANA, "I love jazz.")
-    backend.write_turns([TurnWrite(original, note(original))], unit(1.0).reshape(1, -1))
+    backend.apply(WriteBatch([TurnWrite(original, note(original))], unit(1.0).reshape(1, -1)))
     rid = note(original).id
     again = episode(ANA, "I really love jazz.", at=T0.replace(hour=10))
     merge = TurnWrite(again, None, merge_into=rid, merged_tags=Tags(importance=0.9))
     monkeypatch.setattr(backend, "_put_episodes", _fail)
     with pytest.raises(StoreError, match="injected"):
-        backend.write_turns([merge], None)  # the merge was applied, the episode was not
+        backend.apply(WriteBatch([merge], None))  # the merge was applied, the episode was not
     monkeypatch.undo()
-    assert backend.write_turns([merge], None) == [True]
-    assert backend.write_turns([merge], None) == [False]
+    assert backend.apply(WriteBatch([merge], None)) == [True]
+    assert backend.apply(WriteBatch([merge], None)) == [False]
     [record] = backend.get_records([rid])
     # the merge refreshed the note once (its "seen" event has a fixed id) and, being no
     # use, counted no access
@@ -81,9 +81,9 @@ def test_a_failure_after_the_commit_point_is_finished_by_a_retry(
 
     monkeypatch.setattr(backend, "_insert", flaky_insert)
     with pytest.raises(StoreError, match="acknowledgement"):
-        backend.write_turns([TurnWrite(e, note(e))], unit(1.0).reshape(1, -1))
+        backend.apply(WriteBatch([TurnWrite(e, note(e))], unit(1.0).reshape(1, -1)))
     monkeypatch.undo()
-    assert backend.write_turns([TurnWrite(e, note(e))], unit(1.0).reshape(1, -1)) == [False]
+    assert backend.apply(WriteBatch([TurnWrite(e, note(e))], unit(1.0).reshape(1, -1))) == [False]
     assert backend.count(ANA, Kind.NOTE) == 1 and backend.count(ANA, Kind.EPISODE) == 1
     assert len(list(backend.iter_records(RecordQuery(scope=ANA)))) == 1
 
@@ -104,7 +104,7 @@ _TOUCHER = textwrap.dedent("""
 
 def test_writers_in_different_processes_lose_no_count(backend: WeaviateBackend) -> None:
     e = episode(ANA, "popular")
-    backend.write_turns([TurnWrite(e, note(e))], unit(1.0).reshape(1, -1))
+    backend.apply(WriteBatch([TurnWrite(e, note(e))], unit(1.0).reshape(1, -1)))
     rid = note(e).id
     workers = [
         subprocess.Popen([sys.executable, "-c", _TOUCHER, backend.url, rid, "25"]) for _ in range(3)

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from commonplace import Kind, Scope
-from commonplace.stores import PROFILE_CARD, RecordQuery, Store, TurnWrite
+from commonplace.stores import PROFILE_CARD, RecordQuery, Store, TurnWrite, WriteBatch
 from commonplace.testing import PIN, T0, episode, note, unit
 from commonplace_weaviate import WeaviateBackend, _upgrade
 from commonplace_weaviate import _schema as S
@@ -205,9 +205,11 @@ def old_store(weaviate_backend_factory: Callable[[], WeaviateBackend]) -> OldSto
         episode(BOB, "I play jazz."),
         episode(BOB, "bye"),
     )
-    backend.write_turns(
-        [TurnWrite(kept, note(kept)), TurnWrite(other, note(other)), TurnWrite(gone)],
-        unit(1.0).reshape(1, -1).repeat(2, axis=0),
+    backend.apply(
+        WriteBatch(
+            [TurnWrite(kept, note(kept)), TurnWrite(other, note(other)), TurnWrite(gone)],
+            unit(1.0).reshape(1, -1).repeat(2, axis=0),
+        )
     )
     notes = [note(kept).id, note(other).id]
     _to_version_1(backend, notes[0], gone.id)

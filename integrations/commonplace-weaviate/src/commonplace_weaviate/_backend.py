@@ -13,7 +13,8 @@ Weaviate has no transactions and no atomic increments, so:
 
 * every write uses deterministic object ids (UUIDv5 of the commonplace id), so a
   call that failed half-way can simply be sent again and lands on the same objects;
-* ``write_turns`` writes notes, then merges, supersessions and invalidations, then
+* ``apply`` writes notes, then merges, supersessions and invalidations, then the
+  links and ledger entries the batch brings (the cards it rewrote among them), then
   episodes, and last the episodes' locators, which are what makes an episode count
   as stored: a turn whose call failed is stored again by a retry, never twice, and
   on a failure before that last step the notes it wrote are removed again (best
@@ -66,7 +67,7 @@ import numpy as np
 from commonplace import Episode, Kind, Record, Status, Tags, Tier
 from commonplace.embedders import Vectors
 from commonplace.errors import InvalidInputError
-from commonplace.stores import COUNTERS, LedgerEntry, TurnWrite, search_text
+from commonplace.stores import COUNTERS, LedgerEntry, WriteBatch, search_text
 
 from . import _schema as S
 from ._batch import Batches
@@ -136,10 +137,10 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
 
     # -- episodes and records --------------------------------------------------------------------
 
-    def write_turns(self, turns: Sequence[TurnWrite], vectors: Vectors | None) -> list[bool]:
-        turns = list(turns)
+    def apply(self, batch: WriteBatch) -> list[bool]:
+        turns, vectors = list(batch.turns), batch.vectors
         with_notes = sum(1 for t in turns if t.note is not None)
-        matrix = self._checked_vectors(vectors, with_notes, "write_turns")
+        matrix = self._checked_vectors(vectors, with_notes, "apply")
         existing = self._stored_episodes({t.episode.id for t in turns})
         fresh: list[bool] = []
         seen: set[str] = set()
@@ -157,6 +158,7 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
                 row += 1
         new_turns = [t for t, new in zip(turns, fresh) if new]
         if not new_turns:
+            self._ledger.put(batch.entries)
             return fresh
         self._ensure_tenants(
             [(S.EPISODE, t.episode.scope.parts()) for t in new_turns]
@@ -174,6 +176,7 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
                     self._supersede([turn.note.id], newer, when)
                 if turn.invalidates:
                     self._invalidate(turn.invalidates, turn.episode.at)
+            self._put_consequences(batch, fresh)
             self._put_episodes([t.episode for t in new_turns])
         except BaseException:
             # Undo only the notes whose episode did not get committed: a failure after the
@@ -185,6 +188,19 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
                 self._undo_records([r for r, _ in notes if source.get(r.id) not in committed])
             raise
         return fresh
+
+    def _put_consequences(self, batch: WriteBatch, fresh: Sequence[bool]) -> None:
+        """What the new notes bring (links, their ledger entries) and the batch's entries,
+        before the episodes that commit the batch: a batch sent again after a failure
+        writes its entries under the same keys (an entry there already stays), and its
+        links again (a link then holds one more reinforcement, capped at 1)."""
+        for (delta, at), pairs in batch.links_of_new(fresh).items():
+            self.reinforce_links(pairs, delta=delta, at=at)
+        once = batch.entries_of_new(fresh)
+        if once:
+            self._ledger.put(once, replace=False)
+        if batch.entries:
+            self._ledger.put(batch.entries)
 
     def put_records(
         self, records: Sequence[Record], vectors: Vectors, *, replace: bool = False

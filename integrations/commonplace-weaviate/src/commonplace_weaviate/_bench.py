@@ -20,7 +20,7 @@ from pathlib import Path
 
 from commonplace import Episode, Kind, Memory, Record, Role, Tags
 from commonplace.embedders import Embedder
-from commonplace.stores import Backend
+from commonplace.stores import Backend, WriteBatch
 
 _SYLLABLES = (
     "ka",
@@ -117,7 +117,7 @@ def measure(url: str, *, notes: int, queries: int, scopes: int, label: str) -> R
 
 
 def measure_raw(backend: Backend, *, notes: int, queries: int, scopes: int, label: str) -> Result:
-    """The store alone: ``write_turns`` in batches of 1,000 (vectors made beforehand) and
+    """The store alone: ``apply`` in batches of 1,000 (vectors made beforehand) and
     ``search`` with a query text, as the recall compiler calls it (limit 100)."""
 
     from commonplace import HashingEmbedder, Scope
@@ -137,8 +137,8 @@ def measure_raw(backend: Backend, *, notes: int, queries: int, scopes: int, labe
 def write_conversation(
     backend: Backend, embedder: Embedder, turns: Sequence[tuple[str, str]]
 ) -> float:
-    """Pin ``embedder`` and write the turns (a note each) with ``write_turns`` in batches
-    of 1,000, the vectors made beforehand; returns the seconds spent in ``write_turns``."""
+    """Pin ``embedder`` and write the turns (a note each) with ``apply`` in batches
+    of 1,000, the vectors made beforehand; returns the seconds spent in ``apply``."""
     from commonplace import Scope
     from commonplace.stores import EmbedderPin, TurnWrite, episode_id, note_id
 
@@ -156,7 +156,7 @@ def write_conversation(
             writes.append(TurnWrite(episode, record))
         vectors = embedder.embed([w.note.text for w in writes if w.note is not None])
         t0 = time.perf_counter()
-        backend.write_turns(writes, vectors)
+        backend.apply(WriteBatch(writes, vectors))
         written += time.perf_counter() - t0
     return written
 
@@ -255,7 +255,7 @@ def run(
     print()
     if raw:
         print(
-            f"# the stores alone: write_turns in batches of 1000 (vectors made beforehand), "
+            f"# the stores alone: apply in batches of 1000 (vectors made beforehand), "
             f"search(text, limit=100) over {scopes} users; 'recall' = search here"
         )
     else:

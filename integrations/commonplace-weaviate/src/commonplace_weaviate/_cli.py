@@ -68,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench.add_argument("--queries", type=int, default=200)
     bench.add_argument("--scopes", type=int, default=10)
     bench.add_argument(
-        "--raw", action="store_true", help="time the stores alone (write_turns, search), not Memory"
+        "--raw", action="store_true", help="time the stores alone (apply, search), not Memory"
     )
     bench.add_argument(
         "--recall",

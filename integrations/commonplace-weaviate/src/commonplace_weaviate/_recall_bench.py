@@ -1,7 +1,7 @@
 """``commonplace-weaviate bench --recall``: a recall through ``Memory`` against the raw
 Weaviate query it makes for its candidates, in one process, taking turns query by query.
 
-A store of synthetic notes is written once through ``write_turns`` (vectors made
+A store of synthetic notes is written once through ``apply`` (vectors made
 beforehand: only reads are measured), then for every query, in alternating order:
 
 * ``Memory.recall(query, scope=user)`` on a Weaviate-backed Memory, the query's

@@ -44,8 +44,10 @@ from ._validate import checked_fact, finite
 from .embedders import Embedder
 from .embedders._protocol import embed_checked
 from .errors import InvalidInputError, InvalidTypeError, NotFoundError
-from .stores import RecordQuery, Store, TurnWrite
+from .stores import RecordQuery, Store, TurnWrite, WriteBatch
+from .stores._entries import card_entry
 from .write import WriteResult
+from .write._cards import CardKeeper, PendingWrite
 
 MAX_DATA_CHARS = 2_000_000
 _MAX_KEY_CHARS = 256
@@ -92,6 +94,7 @@ def put_note(
     backend: Store,
     embedder: Embedder,
     *,
+    cards: CardKeeper,
     text: str,
     scope: Scope,
     key: str,
@@ -154,7 +157,11 @@ def put_note(
     )
     # the fact key names the note for lookups; it says nothing about what the note is about
     vectors = embed_checked(embedder, [embedded_text(text)])
-    backend.write_turns([TurnWrite(episode, note, supersedes=tuple(old))], vectors)
+    write = TurnWrite(episode, note, supersedes=tuple(old))
+    # the cards it rewrites are committed with it
+    pending = PendingWrite(backend, [write])
+    rewritten = cards.planned([scope], now=at, changed=[scope] if old else [], pending=pending)
+    backend.apply(WriteBatch([write], vectors, [card_entry(c) for c in rewritten]))
     return WriteResult(eid, True, note, superseded=tuple(old))
 
 

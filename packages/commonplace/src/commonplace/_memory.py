@@ -122,20 +122,21 @@ class Memory:
         try:
             self.embedder = self._resolve_embedder(embedder)
             self._signals = self._collect_signals()
+            self._cards = CardKeeper(
+                backend=self._store, rules=self.config.profile, hooks=self._pm.hook
+            )
             self._writer = WritePipeline(
                 backend=self._store,
                 embedder=self.embedder,
                 config=self.config,
                 hooks=self._pm.hook,
+                cards=self._cards,
             )
             self._lifecycle = Lifecycle(
                 backend=self._store,
                 embedder=self.embedder,
                 config=self.config,
                 hooks=self._pm.hook,
-            )
-            self._cards = CardKeeper(
-                backend=self._store, rules=self.config.profile, hooks=self._pm.hook
             )
             self._events = EventBus(self._pm.hook.commonplace_event)
             self._reader = RecallCompiler(
@@ -333,16 +334,8 @@ class Memory:
         checked_length(turn.text, limit=self.config.max_turn_chars, what="turn")
 
     def _after_write(self, turns: Sequence[Turn], results: Sequence[WriteResult]) -> None:
-        """Rewrite the profile card and rolling summaries that enough new notes reached,
-        then tell the listeners what was written."""
-        scopes = [t.scope for t, r in zip(turns, results) if r.created and r.note is not None]
-        # a card or summary that shows what an update replaced is rewritten now, not after
-        # the next few notes: it would show the old value as current until then
-        changed = [
-            t.scope for t, r in zip(turns, results) if r.created and (r.superseded or r.disputed)
-        ]
-        if scopes:
-            self._cards.after_write(scopes, now=max(t.at for t in turns), changed=changed)
+        """Tell the listeners what was written (the cards it rewrote were committed with
+        it)."""
         self._events.emit(written_events(turns, results))
 
     def profile(self, *, scope: Scope | str | Mapping[str, str]) -> ProfileCard:
@@ -772,6 +765,7 @@ class Memory:
         result = put_note(
             self._store,
             self.embedder,
+            cards=self._cards,
             text=turn.text,
             scope=turn.scope,
             key=key,

@@ -8,7 +8,7 @@ Each store size is measured in a fresh subprocess (so resident memory is its own
   hashing embedder into a SQLite file (``python -m commonplace_bench.scale --embedder
   default`` measures the MiniLM default); write throughput, build time, disk.
 * commonplace, store only (``--store-only``, for sizes the full path would take too
-  long to build): notes go straight to the SQLite backend with ``write_turns`` in
+  long to build): notes go straight to the SQLite backend with ``apply`` in
   batches of 10,000, skipping the note writer; the read path is the full recall.
 * plain RAG: the same turns' hashing vectors in one numpy matrix, exact top-10.
 * LangGraph ``InMemoryStore`` with an index, at sizes up to ``--langgraph-max`` (its
@@ -54,7 +54,7 @@ from commonplace import (
     Tags,
     Tier,
 )
-from commonplace.stores import TurnWrite
+from commonplace.stores import TurnWrite, WriteBatch
 
 from ..scale import CachedQueries, synthetic_turns
 
@@ -113,7 +113,7 @@ def _build_store_only(memory: Memory, turns: Sequence[str], embedder: HashingEmb
                 tier=Tier.WARM,
             )
             writes.append(TurnWrite(episode, note))
-        backend.write_turns(writes, embedder.embed(chunk))
+        backend.apply(WriteBatch(writes, embedder.embed(chunk)))
 
 
 def _timed(fn: Callable[[], object]) -> float:

@@ -5,6 +5,7 @@ ids, the text their keyword index holds), and the one reading of an SQLite URL."
 
 from .._records import episode_id, note_id, search_text
 from ._copy import CopyReport, copy
+from ._entries import Dispute, LedgerKind
 from ._protocol import (
     COUNTERS,
     PROFILE_CARD,
@@ -31,10 +32,11 @@ from ._protocol import (
     ReembedState,
     SearchQuery,
     TurnWrite,
+    WriteBatch,
 )
 from ._sqlite import SQLiteBackend
 from ._sqlite_connection import refuse_missing_store, sqlite_path
-from ._store import Dispute, LedgerKind, Reads, Store
+from ._store import Reads, Store
 
 __all__ = [
     "AccessLog",
@@ -68,6 +70,7 @@ __all__ = [
     "SearchQuery",
     "Store",
     "TurnWrite",
+    "WriteBatch",
     "copy",
     "episode_id",
     "note_id",

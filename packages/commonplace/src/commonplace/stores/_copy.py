@@ -26,7 +26,7 @@ from ..embedders import Embedder, Vectors, embed_checked, embedding_text
 from ..embedders._reembed import own_evidence
 from ..embedders._resolve import pin_of
 from ..errors import InvalidInputError, InvalidTypeError
-from ._protocol import Backend, LinkGraph, RecordQuery, TurnWrite
+from ._protocol import Backend, LinkGraph, RecordQuery, TurnWrite, WriteBatch
 from ._store import ALL_KINDS, ALL_STATUSES, Store
 
 _UNITS = {"episodes": "episode", "records": "record", "links": "link"}  # ledger: "entry"
@@ -168,7 +168,7 @@ def _copy_episodes(source: Backend, target: Backend, batch: int, tell: _Parts) -
     for ids in reversed(pages):
         episodes = {e.id: e for e in source.get_episodes(ids)}
         turns = [TurnWrite(episodes[i]) for i in reversed(ids) if i in episodes]
-        target.write_turns(turns, None)
+        target.apply(WriteBatch(turns))
         tell("episodes", len(turns))
 
 

@@ -69,6 +69,11 @@ class TurnWrite:
     ``superseded_at`` is for a note that arrives late (an old turn imported after
     a newer one that replaced it): ``(newer id, newer time)``, and the note is
     stored already superseded by the newer record, as of that time.
+    ``links`` are (a, b, kind, delta) link reinforcements the new note brings (applied
+    at the episode's time by a backend with :class:`LinkGraph`, dropped by one without),
+    and ``entries`` ledger entries it brings (its conflicts, disputes and audit entries:
+    keys derived from what they say, so each is written once, an entry already there
+    staying as it is).
     Nothing but the episode is applied when the episode already existed.
     """
 
@@ -79,6 +84,39 @@ class TurnWrite:
     supersedes: tuple[str, ...] = ()
     superseded_at: tuple[str, datetime] | None = None
     invalidates: tuple[str, ...] = ()
+    links: tuple[tuple[str, str, str, float], ...] = ()
+    entries: tuple[LedgerEntry, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WriteBatch:
+    """Everything one ``write_many`` decided, committed at once by :meth:`Backend.apply`.
+
+    ``turns`` in order, ``vectors`` one row per turn with a note (in order), and
+    ``entries``: ledger entries that replace any with the same (kind, key), such as the
+    profile cards the batch's notes rewrote. A backend applies all of it or none of it
+    (one transaction), or, without transactions, writes the turns' episodes last, so that
+    a batch cut short is sent again whole, and everything in it is safe to send twice.
+    """
+
+    turns: Sequence[TurnWrite] = ()
+    vectors: Vectors | None = None
+    entries: Sequence[LedgerEntry] = ()
+
+    def links_of_new(
+        self, fresh: Sequence[bool]
+    ) -> dict[tuple[float, datetime], list[tuple[str, str, str]]]:
+        """The link reinforcements of the turns that are new (``fresh``, per turn), as
+        ``reinforce_links`` pairs grouped by (delta, time): one call each, usually two."""
+        out: dict[tuple[float, datetime], list[tuple[str, str, str]]] = {}
+        for turn, new in zip(self.turns, fresh):
+            for a, b, kind, delta in turn.links if new else ():
+                out.setdefault((delta, turn.episode.at), []).append((a, b, kind))
+        return out
+
+    def entries_of_new(self, fresh: Sequence[bool]) -> list[LedgerEntry]:
+        """The ledger entries the new turns bring (written once: one already there stays)."""
+        return [e for turn, new in zip(self.turns, fresh) if new for e in turn.entries]
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,8 +372,9 @@ class Backend(Protocol):
         ...
 
     # -- writing ----------------------------------------------------------------------
-    def write_turns(self, turns: Sequence[TurnWrite], vectors: Vectors | None) -> list[bool]:
-        """Store turns atomically. ``vectors`` has one row per turn with a note, in order.
+    def apply(self, batch: WriteBatch) -> list[bool]:
+        """Commit a :class:`WriteBatch` at once: its turns (with their notes, links and
+        entries) and its entries, all or nothing.
 
         Returns, per turn, whether its episode was new; a turn whose episode
         already existed writes nothing (idempotency by the turn: the core's ids hold its

@@ -29,7 +29,7 @@ from .._records import Episode, Kind, Record, Status, Tags, Tier
 from .._scope import Scope
 from ..embedders import Vectors
 from ..errors import InvalidInputError
-from ._protocol import Hit, LedgerEntry, RecordQuery, TurnWrite
+from ._protocol import Hit, LedgerEntry, RecordQuery, TurnWrite, WriteBatch
 from ._sqlite_ledger import SQLiteLedger
 from ._sqlite_links import SQLiteLinks, delete_links_of
 from ._sqlite_rows import (
@@ -107,10 +107,27 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
 
     # -- episodes and records -----------------------------------------------------------
 
-    def write_turns(self, turns: Sequence[TurnWrite], vectors: Vectors | None) -> list[bool]:
+    def apply(self, batch: WriteBatch) -> list[bool]:
+        """One transaction: the turns, what their new notes bring (links, entries), and
+        the batch's entries (the cards it rewrote)."""
+        turns, vectors = list(batch.turns), batch.vectors
         notes = sum(1 for t in turns if t.note is not None)
         if notes and (vectors is None or len(vectors) != notes):
-            raise InvalidInputError("write_turns needs exactly one vector per note")
+            raise InvalidInputError("apply needs exactly one vector per turn with a note")
+        with self._transaction():
+            fresh = self._write_turns(turns, vectors)
+            for (delta, at), pairs in batch.links_of_new(fresh).items():
+                self.reinforce_links(pairs, delta=delta, at=at)
+            once = batch.entries_of_new(fresh)
+            if once:
+                self._ledger.put(once, replace=False)
+            if batch.entries:
+                self._ledger.put(batch.entries)
+        with self._reading():  # the file grew: so may the log
+            self._size_checkpoints()
+        return fresh
+
+    def _write_turns(self, turns: list[TurnWrite], vectors: Vectors | None) -> list[bool]:
         with self._transaction() as db:
             # one statement per table for the batch, rows in the turns' order (so the
             # sequence numbers are those one statement per turn gave them)
@@ -150,8 +167,6 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                         f"WHERE id IN ({marks(len(turn.invalidates))})",
                         (to_epoch(ep.at), *turn.invalidates),
                     )
-        with self._reading():  # the file grew: so may the log
-            self._size_checkpoints()
         return fresh
 
     def _insert_episodes(self, db: sqlite3.Connection, episodes: list[Episode]) -> list[bool]:

@@ -12,14 +12,11 @@ what is missing, when it has not.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from enum import Enum
-from typing import Any
 
 import numpy as np
 
@@ -27,7 +24,29 @@ from .._records import Episode, Kind, Record, Status, Tags, Tier
 from .._scope import Scope, owner_scope
 from .._text import content_terms
 from ..embedders import Vectors
-from ..errors import CorruptStoreError, InvalidInputError, UnsupportedError
+from ..errors import InvalidInputError, UnsupportedError
+from ._entries import (
+    AUDIT,
+    CARD,
+    CONFLICT,
+    DISPUTE,
+    FORGOTTEN,
+    RECALL,
+    RECALL_FEEDBACK,
+    USE,
+    Dispute,
+    audit_entries,
+    audit_entry,
+    card_entry,
+    card_key,
+    card_of,
+    conflict_entry,
+    conflict_of,
+    dispute_entry,
+    dispute_of,
+    fields_of,
+    scope_of,
+)
 from ._protocol import (
     AccessLog,
     AuditEntry,
@@ -49,44 +68,12 @@ from ._protocol import (
     ReembedState,
     SearchQuery,
     TurnWrite,
+    WriteBatch,
 )
 
 ALL_KINDS = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE)
 """Every kind of derived record."""
 ALL_STATUSES = tuple(Status)
-
-
-class LedgerKind(str, Enum):
-    """The kinds of ledger entry the core writes (a copy carries over whatever kinds a
-    ledger holds, these or a plugin's own)."""
-
-    AUDIT = "audit"
-    """One thing the lifecycle did; refs: the record."""
-    RECALL = "recall"
-    """What one recall retrieved and showed; key: the recall id."""
-    RECALL_FEEDBACK = "recall_feedback"
-    """That a recall was answered (written if absent, so it counts once); key: its id."""
-    CONFLICT = "conflict"
-    """An entity conflict; refs: the records it names."""
-    CARD = "card"
-    """A profile card or rolling summary; key: its kind and exact scope."""
-    USE = "use"
-    """One use of a record, with its time; refs: the record."""
-    FORGOTTEN = "forgotten"
-    """The id of a turn forgotten on request (no content), so a replay is not stored."""
-    DISPUTE = "dispute"
-    """Two statements that may not both hold (a change not sure enough to replace the
-    older one); key: the pair; refs: the newer and the older record."""
-
-
-AUDIT = LedgerKind.AUDIT.value
-RECALL = LedgerKind.RECALL.value
-RECALL_FEEDBACK = LedgerKind.RECALL_FEEDBACK.value
-CONFLICT = LedgerKind.CONFLICT.value
-CARD = LedgerKind.CARD.value
-USE = LedgerKind.USE.value
-FORGOTTEN = LedgerKind.FORGOTTEN.value
-DISPUTE = LedgerKind.DISPUTE.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,16 +117,29 @@ class Store:
         return {e.key for e in self.ledger.list(FORGOTTEN, refs=ids)} if ids else set()
 
     def write_turns(self, turns: Sequence[TurnWrite], vectors: Vectors | None) -> list[bool]:
-        """Store turns (see :meth:`Backend.write_turns`), leaving out forgotten ones and
-        invalidating the active summaries built on what a new note supersedes."""
-        turns = list(turns)
+        """:meth:`apply` of a batch of only these turns."""
+        return self.apply(WriteBatch(turns, vectors))
+
+    def apply(self, batch: WriteBatch) -> list[bool]:
+        """Commit a batch (see :meth:`Backend.apply`), leaving out forgotten turns,
+        invalidating the active summaries built on what a new note supersedes, and
+        dropping links for a backend that keeps none."""
+        turns = list(batch.turns)
+        vectors = batch.vectors
         forgotten = self._forgotten({t.episode.id for t in turns})
         keep = [t.episode.id not in forgotten for t in turns]
         if forgotten and vectors is not None:
             with_note = [k for t, k in zip(turns, keep) if t.note is not None]
             vectors = np.asarray(vectors)[np.asarray(with_note, bool)]
-        sent = [self._with_invalidations(t) for t, k in zip(turns, keep) if k]
-        fresh = iter(self.backend.write_turns(sent, vectors) if sent else [])
+        linked = isinstance(self.backend, LinkGraph)
+        sent = [
+            self._with_invalidations(t if linked or not t.links else replace(t, links=()))
+            for t, k in zip(turns, keep)
+            if k
+        ]
+        if not sent and not batch.entries:
+            return [False] * len(turns)
+        fresh = iter(self.backend.apply(WriteBatch(sent, vectors, batch.entries)))
         return [next(fresh) if k else False for k in keep]
 
     def _with_invalidations(self, turn: TurnWrite) -> TurnWrite:
@@ -210,7 +210,7 @@ class Store:
         batch = ReadBatch(
             listings=tuple(listings),
             search=search,
-            entries=tuple((CARD, _card_key(scope, kind)) for scope, kind in cards),
+            entries=tuple((CARD, card_key(scope, kind)) for scope, kind in cards),
             vectors=vectors,
             link_seeds=link_seeds if isinstance(self.backend, LinkGraph) else 0,
             link_min_weight=link_min_weight,
@@ -226,7 +226,7 @@ class Store:
             answer.vectors,
             answer.linked,
             answer.links,
-            cards=tuple(_card(e, scope, kind) for e, (scope, kind) in zip(answer.entries, cards)),
+            cards=tuple(card_of(e, scope, kind) for e, (scope, kind) in zip(answer.entries, cards)),
         )
 
     def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
@@ -398,7 +398,7 @@ class Store:
     def drop_cards(self, cards: Collection[tuple[Scope, str]]) -> None:
         """These cards, each a (scope, kind) (the caller rewrites them)."""
         if cards:
-            self.ledger.delete(CARD, [_card_key(scope, kind) for scope, kind in cards])
+            self.ledger.delete(CARD, [card_key(scope, kind) for scope, kind in cards])
 
     def erase_mentions(
         self, removed: Collection[str], terms: Collection[str], owners: Collection[Scope]
@@ -512,34 +512,11 @@ class Store:
     # -- the audit log ----------------------------------------------------------------------
 
     def append_audit(self, entries: Sequence[AuditEntry]) -> None:
-        self.ledger.put(
-            [
-                LedgerEntry(
-                    AUDIT,
-                    uuid.uuid4().hex,
-                    e.scope,
-                    e.at,
-                    {
-                        "action": e.action,
-                        "rule": e.rule,
-                        "record_id": e.record_id,
-                        "detail": e.detail,
-                    },
-                    refs=(e.record_id,),
-                )
-                for e in entries
-            ]
-        )
+        self.ledger.put(audit_entries(entries))
 
     def audit_log(self, scope: Scope | None, *, limit: int) -> list[AuditEntry]:
         """The newest entries first."""
-        out = []
-        for e in self.ledger.list(AUDIT, scope=scope, limit=limit):
-            d = _fields(e, "action", "rule", "record_id", "detail")
-            out.append(
-                AuditEntry(e.at, _scope(e), d["action"], d["rule"], d["record_id"], d["detail"])
-            )
-        return out
+        return [audit_entry(e) for e in self.ledger.list(AUDIT, scope=scope, limit=limit)]
 
     # -- recall logs ------------------------------------------------------------------------
 
@@ -571,11 +548,11 @@ class Store:
         entry = self.ledger.get(RECALL, recall_id)
         if entry is None:
             return None
-        d = _fields(entry, "retrieved", "shown")
+        d = fields_of(entry, "retrieved", "shown")
         answered = self.ledger.get(RECALL_FEEDBACK, recall_id)
         return RecallLog(
             entry.key,
-            _scope(entry),
+            scope_of(entry),
             entry.at,
             tuple(d["retrieved"]),
             None if answered is None else answered.at,
@@ -598,44 +575,41 @@ class Store:
     # -- conflicts --------------------------------------------------------------------------
 
     def add_conflict(self, conflict: Conflict) -> None:
-        self.ledger.put([_conflict_entry(conflict)], replace=False)
+        self.ledger.put([conflict_entry(conflict)], replace=False)
 
     def conflicts(self, scope: Scope | None, *, open_only: bool) -> list[Conflict]:
         """Oldest first."""
-        found = [_conflict(e) for e in self.ledger.list(CONFLICT, scope=scope)]
+        found = [conflict_of(e) for e in self.ledger.list(CONFLICT, scope=scope)]
         found = [c for c in found if not open_only or c.resolved_at is None]
         return sorted(found, key=lambda c: (c.created_at, c.id))
 
     def resolve_conflict(self, conflict_id: str, *, resolution: str, at: datetime) -> None:
         entry = self.ledger.get(CONFLICT, conflict_id)
         if entry is not None:
-            done = replace(_conflict(entry), resolved_at=at, resolution=resolution)
-            self.ledger.put([_conflict_entry(done)])
+            done = replace(conflict_of(entry), resolved_at=at, resolution=resolution)
+            self.ledger.put([conflict_entry(done)])
 
     # -- disputes ---------------------------------------------------------------------------
 
     def add_disputes(self, disputes: Sequence[Dispute]) -> None:
         """Keep each pair once (the first reason given stays)."""
         if disputes:
-            self.ledger.put([_dispute_entry(d) for d in disputes], replace=False)
+            self.ledger.put([dispute_entry(d) for d in disputes], replace=False)
 
     def disputes_of(self, record_ids: Collection[str]) -> list[Dispute]:
         """The disputes naming any of these records, oldest first."""
         if not record_ids:
             return []
-        found = [_dispute(e) for e in self.ledger.list(DISPUTE, refs=record_ids)]
+        found = [dispute_of(e) for e in self.ledger.list(DISPUTE, refs=record_ids)]
         return sorted(found, key=lambda d: (d.at, d.newer, d.older))
 
     # -- cards ------------------------------------------------------------------------------
 
     def get_card(self, scope: Scope, kind: str) -> Card | None:
-        return _card(self.ledger.get(CARD, _card_key(scope, kind)), scope, kind)
+        return card_of(self.ledger.get(CARD, card_key(scope, kind)), scope, kind)
 
     def put_card(self, card: Card) -> None:
-        data = {"kind": card.kind, "text": card.text, "data": dict(card.data)}
-        self.ledger.put(
-            [LedgerEntry(CARD, _card_key(card.scope, card.kind), card.scope, card.updated_at, data)]
-        )
+        self.ledger.put([card_entry(card)])
 
 
 def owner_of(scope: Scope) -> Scope:
@@ -669,91 +643,3 @@ def _one_by_one(backend: Backend, batch: ReadBatch) -> BatchAnswer:
         linked = frozenset(h.record.id for h in best)
         links = backend.links_of(linked, min_weight=batch.link_min_weight)
     return BatchAnswer(listings, hits, entries, {}, linked, links)
-
-
-def _card(entry: LedgerEntry | None, scope: Scope, kind: str) -> Card | None:
-    if entry is None:
-        return None
-    d = _fields(entry, "text", "data")
-    return Card(scope, kind, d["text"], entry.at, dict(d["data"]))
-
-
-def _card_key(scope: Scope, kind: str) -> str:
-    # compact, like SQLite's json_array, which wrote the keys of stores made before the ledger
-    return json.dumps([kind, *scope.parts()], ensure_ascii=False, separators=(",", ":"))
-
-
-@dataclass(frozen=True, slots=True)
-class Dispute:
-    """A newer statement flagged against an older one it may change, and why."""
-
-    newer: str
-    older: str
-    scope: Scope
-    at: datetime
-    reason: str
-
-
-def _dispute_entry(d: Dispute) -> LedgerEntry:
-    return LedgerEntry(
-        DISPUTE,
-        f"{d.newer}:{d.older}",
-        d.scope,
-        d.at,
-        {"newer": d.newer, "older": d.older, "reason": d.reason},
-        refs=(d.newer, d.older),
-    )
-
-
-def _dispute(e: LedgerEntry) -> Dispute:
-    d = _fields(e, "newer", "older", "reason")
-    return Dispute(str(d["newer"]), str(d["older"]), _scope(e), e.at, str(d["reason"]))
-
-
-def _conflict_entry(c: Conflict) -> LedgerEntry:
-    data = {
-        "entity": c.entity,
-        "reason": c.reason,
-        "record_ids": list(c.record_ids),
-        "resolved_at": None if c.resolved_at is None else c.resolved_at.isoformat(),
-        "resolution": c.resolution,
-    }
-    return LedgerEntry(CONFLICT, c.id, c.scope, c.created_at, data, refs=tuple(c.record_ids))
-
-
-def _conflict(e: LedgerEntry) -> Conflict:
-    d = _fields(e, "entity", "reason", "record_ids", "resolved_at", "resolution")
-    try:
-        resolved = None if d["resolved_at"] is None else datetime.fromisoformat(d["resolved_at"])
-    except (TypeError, ValueError):
-        raise _damaged(e) from None
-    return Conflict(
-        e.key,
-        _scope(e),
-        d["entity"],
-        d["reason"],
-        tuple(d["record_ids"]),
-        e.at,
-        resolved,
-        d["resolution"],
-    )
-
-
-def _fields(entry: LedgerEntry, *names: str) -> dict[str, Any]:
-    missing = [n for n in names if n not in entry.data]
-    if missing:
-        raise _damaged(entry)
-    return {n: entry.data[n] for n in names}
-
-
-def _scope(entry: LedgerEntry) -> Scope:
-    if entry.scope is None:
-        raise _damaged(entry)
-    return entry.scope
-
-
-def _damaged(entry: LedgerEntry) -> CorruptStoreError:
-    return CorruptStoreError(
-        f"the ledger entry {entry.kind}/{entry.key} is damaged ({dict(entry.data)!r}); "
-        "restore the store from a backup"
-    )

@@ -37,10 +37,22 @@ from ..embedders import Embedder, Vectors
 from ..embedders._protocol import embed_checked
 from ..errors import PluginError
 from ..read._flags import negated
-from ..stores import AuditEntry, Conflict, Dispute, RecordQuery, Store, TurnWrite
-from . import _lexicon as lex
+from ..stores import (
+    AuditEntry,
+    Card,
+    Conflict,
+    Dispute,
+    LedgerEntry,
+    RecordQuery,
+    Store,
+    TurnWrite,
+    WriteBatch,
+)
+from ..stores._entries import audit_entries, card_entry, conflict_entry, dispute_entry
+from ._cards import CardKeeper, PendingWrite
 from ._clauses import split_speaker
 from ._decide import may_change, shorter_slot
+from ._profile import relations
 from ._types import VERDICTS, NoteDraft, Skip, Turn, UpdateCandidate, UpdateDecision, WriteResult
 from ._updates import about, retracted, takes_back
 
@@ -61,21 +73,6 @@ _COPY_REACH = 0.9
 _OWN_REACH = 32
 # a skipped turn with fewer words that its note lacks is not worth keeping as its evidence
 _EVIDENCE_MIN_TERMS = 3
-
-
-# "my sister Mia", "the user's coworker Mia": the relation words are the lexicon's, one home
-_RELATION = re.compile(
-    r"\b(?:[Mm]y|[Tt]he user's|[Oo]ur)\s+("
-    + "|".join(
-        re.escape(w) for w in sorted(lex.KIN_WORDS + lex.PARTNER_WORDS, key=len, reverse=True)
-    )
-    + r")\s+([A-Z][\w'-]+)"
-)
-
-
-def relations(text: str) -> list[tuple[str, str]]:
-    """(relation, name) pairs such as ("sister", "Mia") in a note's text."""
-    return [(m.group(1).lower(), m.group(2)) for m in _RELATION.finditer(text)]
 
 
 def _replaces(
@@ -168,9 +165,16 @@ class WritePipeline:
     """Turns a batch of validated turns into one backend transaction."""
 
     def __init__(
-        self, *, backend: Store, embedder: Embedder, config: Config, hooks: pluggy.HookRelay
+        self,
+        *,
+        backend: Store,
+        embedder: Embedder,
+        config: Config,
+        hooks: pluggy.HookRelay,
+        cards: CardKeeper,
     ) -> None:
         self._backend = backend
+        self._cards = cards
         self._embedder = embedder
         self._config = config
         self._hooks = hooks
@@ -216,7 +220,12 @@ class WritePipeline:
         evidence = self._as_evidence(turns, writes, drafts, skipped)
         writes = [evidence.get(n, w) for n, w in enumerate(writes)]
         kept = vectors[kept_rows] if vectors is not None and kept_rows else None
-        fresh = self._backend.write_turns(writes, kept)
+        # what the new notes bring (links, conflicts, the audit of their decisions) and the
+        # cards they rewrite are decided now and committed with the turns, all or nothing
+        new = [reason != DUPLICATE for reason in skipped]
+        writes = self._with_consequences(writes, new, decided)
+        cards = self._planned_cards(turns, writes, new, evidence, decided)
+        fresh = self._backend.apply(WriteBatch(writes, kept, [card_entry(c) for c in cards]))
         results = []
         for n, (eid, write, is_new, reason) in enumerate(zip(ids, writes, fresh, skipped)):
             result_note = write.note
@@ -238,20 +247,70 @@ class WritePipeline:
             results.append(
                 WriteResult(eid, is_new, result_note, skip, superseded=replaced, disputed=disputed)
             )
-        new_notes = [w.note for w, new in zip(writes, fresh) if new and w.note is not None]
-        self._link(new_notes)
-        self._queue_conflicts(new_notes)
-        self._record_decisions(new_notes, decided)
         return results
 
-    def _record_decisions(
+    def _with_consequences(
+        self, writes: list[TurnWrite], new: list[bool], decided: dict[str, list[UpdateDecision]]
+    ) -> list[TurnWrite]:
+        """Each new note's turn with its links, conflicts and the audit of its decisions."""
+        notes = [w.note for w, is_new in zip(writes, new) if is_new and w.note is not None]
+        if not notes:
+            return writes
+        links = self._links(notes)
+        entries = self._conflicts(notes)
+        for nid, decisions in self._decision_entries(notes, decided).items():
+            entries.setdefault(nid, []).extend(decisions)
+        out = []
+        for write, is_new in zip(writes, new):
+            made = write.note.id if is_new and write.note is not None else None
+            if made is not None and (made in links or made in entries):
+                write = replace(
+                    write, links=tuple(links.get(made, ())), entries=tuple(entries.get(made, ()))
+                )
+            out.append(write)
+        return out
+
+    def _planned_cards(
+        self,
+        turns: Sequence[Turn],
+        writes: list[TurnWrite],
+        new: list[bool],
+        evidence: dict[int, TurnWrite],
+        decided: dict[str, list[UpdateDecision]],
+    ) -> list[Card]:
+        """The profile cards and rolling summaries the batch's notes rewrite: those enough
+        new notes reached, and those showing a value an update replaced or disputed (a card
+        holding it would show it as current until the next few notes)."""
+        scopes: list[Scope] = []
+        changed: list[Scope] = []
+        for n, (turn, write, is_new) in enumerate(zip(turns, writes, new)):
+            if not is_new or n in evidence or (write.note is None and write.merge_into is None):
+                continue
+            scopes.append(turn.scope)
+            disputes = (
+                [d for d in decided.get(write.note.id, ()) if d.verdict == "disputes"]
+                if write.note
+                else []
+            )
+            if write.supersedes or disputes:
+                changed.append(turn.scope)
+        if not scopes:
+            return []
+        pending = PendingWrite(self._backend, [w for w, is_new in zip(writes, new) if is_new])
+        return self._cards.planned(
+            scopes, now=max(t.at for t in turns), changed=changed, pending=pending
+        )
+
+    def _decision_entries(
         self, notes: Sequence[Record], decided: dict[str, list[UpdateDecision]]
-    ) -> None:
-        """The audit log says which turn replaced or disputed which note, and why; a
-        dispute is kept beside the records, so that a recall showing either marks both."""
-        audit: list[AuditEntry] = []
-        disputes: list[Dispute] = []
+    ) -> dict[str, list[LedgerEntry]]:
+        """By note, the ledger entries of its decisions: the audit log says which turn
+        replaced or disputed which note, and why; a dispute is kept beside the records, so
+        that a recall showing either marks both."""
+        out: dict[str, list[LedgerEntry]] = {}
         for note in notes:
+            audit: list[AuditEntry] = []
+            disputes: list[LedgerEntry] = []
             for d in decided.get(note.id, ()):
                 action = "superseded" if d.verdict == "replaces" else "disputed"
                 detail = f"by {note.id} (turn {note.provenance[0]}): {d.reason}"
@@ -259,14 +318,12 @@ class WritePipeline:
                     AuditEntry(note.created_at, note.scope, action, "update", d.record_id, detail)
                 )
                 if d.verdict == "disputes":
-                    disputes.append(
-                        Dispute(
-                            note.id, d.record_id, owner_scope(note.scope), note.created_at, d.reason
-                        )
-                    )
-        if audit:
-            self._backend.append_audit(audit)
-        self._backend.add_disputes(disputes)
+                    owner = owner_scope(note.scope)
+                    dispute = Dispute(note.id, d.record_id, owner, note.created_at, d.reason)
+                    disputes.append(dispute_entry(dispute))
+            if audit:
+                out[note.id] = audit_entries(audit, keyed=True) + disputes
+        return out
 
     # -- drafting ------------------------------------------------------------------------
 
@@ -587,13 +644,22 @@ class WritePipeline:
 
     # -- entity conflicts -----------------------------------------------------------------
 
-    def _queue_conflicts(self, notes: list[Record]) -> None:
+    def _conflicts(self, notes: list[Record]) -> dict[str, list[LedgerEntry]]:
         """Two people with one name ("my sister Mia", "my coworker Mia") are never merged:
-        the pair goes to the conflict queue until someone (or decay) decides."""
+        the pair goes to the conflict queue until someone (or decay) decides. By note, the
+        conflicts it opens, against stored notes and the batch's earlier ones."""
+        out: dict[str, list[LedgerEntry]] = {}
         for note in notes:
             owner = owner_scope(note.scope)
             for relation, name in relations(note.text):
-                for other in self._backend.iter_records(RecordQuery(scope=owner, entity=name)):
+                stored = self._backend.iter_records(RecordQuery(scope=owner, entity=name))
+                named = name.casefold()
+                batch = [
+                    r
+                    for r in notes
+                    if owner.contains(r.scope) and named in {e.casefold() for e in r.tags.entities}
+                ]
+                for other in [*stored, *batch]:
                     theirs = {r for r, n in relations(other.text) if n.lower() == name.lower()}
                     if (
                         other.id == note.id
@@ -603,34 +669,32 @@ class WritePipeline:
                     ):
                         continue
                     ids = tuple(sorted((note.id, other.id)))
-                    self._backend.add_conflict(
-                        Conflict(
-                            id="cf_" + hashlib.sha256("\x00".join(ids).encode()).hexdigest()[:24],
-                            scope=owner,
-                            entity=name.lower(),
-                            reason=f"{name} is named as {relation} and as "
-                            + ", ".join(sorted(theirs)),
-                            record_ids=ids,
-                            created_at=note.created_at,
-                        )
+                    conflict = Conflict(
+                        id="cf_" + hashlib.sha256("\x00".join(ids).encode()).hexdigest()[:24],
+                        scope=owner,
+                        entity=name.lower(),
+                        reason=f"{name} is named as {relation} and as " + ", ".join(sorted(theirs)),
+                        record_ids=ids,
+                        created_at=note.created_at,
                     )
+                    out.setdefault(note.id, []).append(conflict_entry(conflict))
+        return out
 
     # -- links ---------------------------------------------------------------------------
 
-    def _link(self, notes: list[Record]) -> None:
+    def _links(self, notes: list[Record]) -> dict[str, list[tuple[str, str, str, float]]]:
         """Link each new note to the previous note of its thread (same session) and to the
-        latest few notes that name the same entity; one read per scope, one write per kind."""
-        entity_pairs: list[tuple[str, str, str]] = []
-        session_pairs: list[tuple[str, str, str]] = []
+        latest few notes that name the same entity; one read per scope. By note, the links
+        it brings (the batch's earlier notes count as stored before it)."""
+        out: dict[str, list[tuple[str, str, str, float]]] = {}
         by_scope: dict[Scope, list[Record]] = {}
         for note in notes:
             by_scope.setdefault(owner_scope(note.scope), []).append(note)
         for scope, batch in by_scope.items():
-            recent = self._backend.recent_records(
-                scope, kinds=(Kind.NOTE,), limit=_LINK_LOOKBACK + len(batch)
-            )
-            recent = [r for r in recent if scope.owns(r.scope)]
-            order = {r.id: n for n, r in enumerate(recent)}  # newest first
+            stored = self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=_LINK_LOOKBACK)
+            # newest first, as the store will hold them: the batch's notes are its newest
+            recent = [r for r in [*reversed(batch), *stored] if scope.owns(r.scope)]
+            order = {r.id: n for n, r in enumerate(recent)}
             # each record's names once: a note is compared with up to twenty earlier ones
             names_of = [{e.lower() for e in r.tags.entities} for r in recent]
             for note in batch:
@@ -639,17 +703,13 @@ class WritePipeline:
                 earlier = [n for n in window if recent[n].created_at <= note.created_at]
                 names = {e.lower() for e in note.tags.entities}
                 sharing = [recent[n] for n in earlier if names & names_of[n]]
-                entity_pairs += [(note.id, r.id, "entity") for r in sharing[:_ENTITY_LINKS]]
+                mine = out.setdefault(note.id, [])
+                mine += [(note.id, r.id, "entity", _LINK_ENTITY) for r in sharing[:_ENTITY_LINKS]]
                 previous = next((recent[n] for n in earlier if recent[n].scope == note.scope), None)
                 if (
                     previous is not None
                     and (note.created_at - previous.created_at).total_seconds()
                     <= _SESSION_GAP_SECONDS
                 ):
-                    session_pairs.append((note.id, previous.id, "session"))
-        if entity_pairs:
-            self._backend.reinforce_links(entity_pairs, delta=_LINK_ENTITY, at=notes[-1].created_at)
-        if session_pairs:
-            self._backend.reinforce_links(
-                session_pairs, delta=_LINK_SESSION, at=notes[-1].created_at
-            )
+                    mine.append((note.id, previous.id, "session", _LINK_SESSION))
+        return {nid: pairs for nid, pairs in out.items() if pairs}

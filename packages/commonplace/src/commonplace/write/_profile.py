@@ -27,8 +27,23 @@ from typing import Any
 
 from .._records import Modality, Record
 from .._tokens import count_tokens
-from ._pipeline import relations
+from . import _lexicon as lex
 from ._slots import fits
+
+# "my sister Mia", "the user's coworker Mia": the relation words are the lexicon's, one home
+_RELATION = re.compile(
+    r"\b(?:[Mm]y|[Tt]he user's|[Oo]ur)\s+("
+    + "|".join(
+        re.escape(w) for w in sorted(lex.KIN_WORDS + lex.PARTNER_WORDS, key=len, reverse=True)
+    )
+    + r")\s+([A-Z][\w'-]+)"
+)
+
+
+def relations(text: str) -> list[tuple[str, str]]:
+    """(relation, name) pairs such as ("sister", "Mia") in a note's text."""
+    return [(m.group(1).lower(), m.group(2)) for m in _RELATION.finditer(text)]
+
 
 IDENTITY = ("name", "city", "job", "employer", "partner", "school", "age", "pronouns")
 _GONE = re.compile(

@@ -28,7 +28,8 @@ every test at setup. The capabilities and their groups (one module each):
   merges, deletes (``TestEpisodes``, ``TestRecords``, ``TestCounters``,
   ``TestUpdates``, ``TestSupersession``, ``TestDeletes``), the embedder pin
   (``TestPin``), atomicity or, for stores without transactions, retry safety
-  (``TestAtomicity``), the store as a whole (``TestStoreLifecycle``), and the
+  (``TestAtomicity``: a write batch commits its turns with their links, ledger entries and
+  cards, all or none), the store as a whole (``TestStoreLifecycle``), and the
   protocol's members called directly (``TestProtocolMembers``);
 - ``scopes`` (required, ``_scopes``): scope isolation and ``delete_scope``
   (``TestScopes``);

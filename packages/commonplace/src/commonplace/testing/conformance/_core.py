@@ -19,7 +19,7 @@ import pytest
 
 from ..._records import Kind, Record, Role, Status, Tags
 from ..._scope import Scope
-from ...stores import Backend, LinkGraph, RecordQuery, Reembedding, Store, TurnWrite
+from ...stores import Backend, LinkGraph, RecordQuery, Reembedding, Store, TurnWrite, WriteBatch
 from .._fixtures import PIN, T0, episode, note, rows, unit
 
 CAPABILITIES = (
@@ -191,7 +191,7 @@ def _write(
     if with_notes:
         chosen = list(vectors) or [unit(1.0, 0.1 * i) for i in range(len(with_notes))]
         matrix = rows(*chosen)
-    return backend.write_turns(list(turns), matrix)
+    return backend.apply(WriteBatch(list(turns), matrix))
 
 
 def _same(got: Record | None, want: Record) -> bool:

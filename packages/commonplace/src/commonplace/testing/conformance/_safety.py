@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -19,7 +20,19 @@ import pytest
 from ..._records import Kind, Tier
 from ..._scope import Scope
 from ...errors import InvalidInputError, StoreClosedError
-from ...stores import Backend, RecallLog, RecordQuery, SearchQuery, Store
+from ...stores import (
+    PROFILE_CARD,
+    Backend,
+    Card,
+    Conflict,
+    LinkGraph,
+    RecallLog,
+    RecordQuery,
+    SearchQuery,
+    Store,
+    WriteBatch,
+)
+from ...stores._entries import card_entry, conflict_entry
 from .._fixtures import PIN, T0, later, rows, unit
 from ._core import ANA, BOB, CapabilityGroup, _ids, _nid, _note, _same, _turn, _write
 
@@ -45,6 +58,56 @@ class TestAtomicity(CapabilityGroup):
             assert store.get_episode(turn.episode.id) == turn.episode
             if turn.note is not None:
                 assert _same(store.get_record(_nid(turn)), _note(turn))
+
+    def test_a_batch_commits_its_links_entries_and_cards_with_its_turns(self, store: Store) -> None:
+        first, second = _turn(ANA, "first"), _turn(ANA, "second", at=later(1))
+        a, b = _nid(first), _nid(second)
+        conflict = Conflict("cf_ab", ANA, "mia", "two Mias", (a, b), later(1))
+        second = replace(
+            second, links=((b, a, "session", 0.3),), entries=(conflict_entry(conflict),)
+        )
+        card = Card(ANA, PROFILE_CARD, "Ana said two things.", later(2))
+        turns = [first, second]
+        assert store.apply(
+            WriteBatch(turns, rows(unit(1.0), unit(0.0, 1.0)), [card_entry(card)])
+        ) == [
+            True,
+            True,
+        ]
+        assert [store.get_record(r) is not None for r in (a, b)] == [True, True]
+        assert store.conflicts(ANA, open_only=True) == [conflict]
+        assert store.get_card(ANA, PROFILE_CARD) == card
+        if isinstance(store.backend, LinkGraph):
+            (link,) = store.links_of([a], min_weight=0.0)
+            assert {link.a, link.b} == {a, b} and link.kind == "session"
+            assert link.weight == pytest.approx(0.3)
+
+    def test_a_turn_already_stored_brings_nothing_again(self, store: Store) -> None:
+        said = _turn(ANA, "said once")
+        _write(store, [said])
+        other = _turn(ANA, "other", at=later(1))
+        _write(store, [other])
+        again = replace(
+            said,
+            links=((_nid(said), _nid(other), "entity", 0.5),),
+            entries=(conflict_entry(Conflict("cf_again", ANA, "x", "y", (_nid(said),), T0)),),
+        )
+        assert store.apply(WriteBatch([again], rows(unit(1.0)))) == [False]
+        assert store.conflicts(ANA, open_only=False) == []
+        if isinstance(store.backend, LinkGraph):
+            assert store.links_of([_nid(said)], min_weight=0.0) == []
+
+    def test_a_refused_batch_stores_none_of_its_entries(self, store: Store) -> None:
+        turn = replace(
+            _turn(ANA, "refused"),
+            entries=(conflict_entry(Conflict("cf_no", ANA, "x", "y", ("a",), T0)),),
+        )
+        card = Card(ANA, PROFILE_CARD, "never", T0)
+        with pytest.raises(InvalidInputError):
+            store.apply(WriteBatch([turn], rows(unit(1.0), unit(1.0)), [card_entry(card)]))
+        assert store.conflicts(ANA, open_only=False) == []
+        assert store.get_card(ANA, PROFILE_CARD) is None
+        assert store.count(None, Kind.EPISODE) == 0
 
     def test_sending_a_batch_again_is_safe(self, store: Store) -> None:
         turns = [_turn(ANA, f"retry {i}") for i in range(4)]
