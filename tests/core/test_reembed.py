@@ -33,7 +33,6 @@ from commonplace.embedders import (
     reembed,
 )
 from commonplace.embedders._protocol import embed_checked
-from commonplace.embedders._reembed import own_evidence
 from commonplace.errors import (
     EmbedderMismatchError,
     InvalidInputError,
@@ -41,6 +40,7 @@ from commonplace.errors import (
     PluginError,
 )
 from commonplace.stores import EmbedderPin, RecordQuery, SQLiteBackend, Store
+from commonplace.stores._embedder import own_evidence
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 OLD, NEW = HashingEmbedder(dim=64), HashingEmbedder(dim=128)

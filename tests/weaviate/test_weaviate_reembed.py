@@ -21,9 +21,9 @@ import pytest
 from commonplace import HashingEmbedder, Kind, ManualClock, Memory, Record, Status
 from commonplace.embedders import embedding_text
 from commonplace.embedders._protocol import embed_checked
-from commonplace.embedders._reembed import own_evidence
 from commonplace.errors import EmbedderMismatchError
 from commonplace.stores import EmbedderPin, RecordQuery, Store
+from commonplace.stores._embedder import own_evidence
 from commonplace_weaviate import WeaviateBackend
 
 pytestmark = pytest.mark.weaviate

@@ -22,7 +22,7 @@ from ._events import (
     written_events,
 )
 from ._listing import DERIVED_KINDS, RecordPage, export_scope, list_records
-from ._plugins import BuiltinPlugin, default_url, make_plugin_manager, url_scheme
+from ._plugins import BuiltinPlugin, default_url, make_plugin_manager, open_backend
 from ._provenance import Provenance, trace
 from ._records import Episode, FactKey, Kind, Record, Role
 from ._scope import Scope, coerce_scope, owner_scope
@@ -38,11 +38,10 @@ from ._validate import (
     checked_time,
 )
 from .embedders import Embedder
-from .embedders._resolve import adapt_embedder, resolve_embedder
+from .embedders._adapt import adapt_embedder
 from .errors import (
     InvalidInputError,
     InvalidTypeError,
-    InvalidURLError,
     NotFoundError,
     PluginError,
     StoreClosedError,
@@ -63,6 +62,7 @@ from .stores import (
     Store,
     refuse_missing_store,
 )
+from .stores._embedder import resolve_embedder
 from .write import Turn, WriteResult
 from .write._bulk import DEFAULT_BATCH, MAX_WORKERS, Drafts, ImportReport, import_in_batches
 from .write._cards import CardKeeper
@@ -118,7 +118,7 @@ class Memory:
         self.url = url or default_url()
         if not checked_bool("create", create):
             refuse_missing_store(self.url)
-        self._store = Store(self._open_backend(self.url))
+        self._store = Store(open_backend(self.url, self._pm))
         try:
             self.embedder = self._resolve_embedder(embedder)
             self._signals = self._collect_signals()
@@ -679,16 +679,6 @@ class Memory:
         )
 
     # -- helpers ------------------------------------------------------------------------
-
-    def _open_backend(self, url: str) -> Backend:
-        scheme = url_scheme(url)
-        backend = self._pm.hook.commonplace_backend(url=url, scheme=scheme)
-        if backend is None:
-            raise InvalidURLError(
-                f"no installed backend serves {scheme}:// URLs (from {url!r}); install the "
-                f"plugin for it (e.g. commonplace-{scheme}) or use sqlite:///path.db"
-            )
-        return backend  # type: ignore[no-any-return]
 
     def _resolve_embedder(self, given: Embedder | None) -> Embedder:
         return resolve_embedder(given, backend=self._store, hooks=self._pm.hook)

@@ -12,7 +12,12 @@ import pluggy
 
 from . import hookspecs
 from ._records import Record
-from .embedders import Embedder, HashingEmbedder, MiniLMEmbedder
+
+# the embedders' own modules, not their package: commonplace.embedders offers reembed,
+# which stands above this module (it opens stores through the plugin manager)
+from .embedders._hashing import HashingEmbedder
+from .embedders._minilm import MiniLMEmbedder
+from .embedders._protocol import Embedder
 from .errors import InvalidInputError, InvalidTypeError, InvalidURLError, PluginError
 from .hookspecs import hookimpl
 from .stores import Backend, SQLiteBackend, sqlite_path
@@ -155,3 +160,15 @@ def url_scheme(url: str) -> str:
             "sqlite:////absolute/path.db, sqlite:///:memory: or a plain file path"
         )
     return "sqlite"
+
+
+def open_backend(url: str, manager: pluggy.PluginManager) -> Backend:
+    """The store at ``url``, opened by whichever installed backend serves its scheme."""
+    scheme = url_scheme(url)
+    backend = manager.hook.commonplace_backend(url=url, scheme=scheme)
+    if backend is None:
+        raise InvalidURLError(
+            f"no installed backend serves {scheme}:// URLs (from {url!r}); install the "
+            f"plugin for it (e.g. commonplace-{scheme}) or use sqlite:///path.db"
+        )
+    return backend  # type: ignore[no-any-return]

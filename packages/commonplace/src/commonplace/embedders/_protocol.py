@@ -1,4 +1,5 @@
-"""What an embedder is to commonplace: a pinned name, a dimension, a batch call."""
+"""What an embedder is to commonplace: a pinned name, a dimension, a batch call; and the
+text a record's vector is made from."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from .._records import Kind, Record, index_text
 from ..errors import PluginError
 
 Vectors = npt.NDArray[np.float32]
@@ -46,3 +48,15 @@ def embed_checked(embedder: Embedder, texts: Sequence[str]) -> Vectors:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return np.ascontiguousarray(vectors / norms, dtype=np.float32)
+
+
+def embedding_text(record: Record, *, evidence: str | None = None) -> str:
+    """The text a record's vector is made from, as the write path and consolidation embed it.
+
+    A note (or any kind the write path embeds) by ``index_text``: the turn it was written
+    from (``evidence``, the text of its own episode) with its key tags, or its own text when
+    that episode is gone; summaries and procedures by their text.
+    """
+    if record.kind in (Kind.SUMMARY, Kind.PROCEDURE):
+        return record.text
+    return index_text(record.text, record.tags, evidence=evidence)

@@ -27,8 +27,7 @@ from .._config import ConsolidationRules
 from .._records import Kind, Modality, Record, Status, Tags, Tier
 from .._scope import Scope, owner_scope
 from .._text import content_terms
-from ..embedders import Embedder
-from ..embedders._protocol import embed_checked
+from ..embedders._protocol import Embedder, embed_checked
 from ..errors import CommonplaceError, PluginError
 from ..stores import AuditEntry, RecordQuery, Store
 

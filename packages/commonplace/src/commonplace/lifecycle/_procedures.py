@@ -18,8 +18,7 @@ from .._config import ConsolidationRules
 from .._records import Kind, Modality, Record, Tags, Tier
 from .._scope import Scope
 from .._text import content_terms
-from ..embedders import Embedder
-from ..embedders._protocol import embed_checked
+from ..embedders._protocol import Embedder, embed_checked
 from ..stores import AuditEntry, RecordQuery, Store
 
 _REQUEST = re.compile(

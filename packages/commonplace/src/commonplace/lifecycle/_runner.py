@@ -10,7 +10,7 @@ import pluggy
 
 from .._config import Config
 from .._scope import Scope
-from ..embedders import Embedder
+from ..embedders._protocol import Embedder
 from ..stores import AuditEntry, Store
 from ._consolidate import consolidate
 from ._decay import DecayContext, DecayRule, ForgetSmart, default_rules, run_rules

@@ -32,8 +32,7 @@ from .._records import (
 from .._scope import Scope
 from .._scope import owner_scope as card_scope
 from .._text import WORD, keyword_coverage, sentences
-from ..embedders import Embedder, Vectors
-from ..embedders._protocol import embed_checked
+from ..embedders._protocol import Embedder, Vectors, embed_checked
 from ..stores import (
     PROFILE_CARD,
     ROLLING_SUMMARY,

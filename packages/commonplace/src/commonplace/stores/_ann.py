@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 from usearch.index import Index
 
-from ..embedders import Vectors
+from ..embedders._protocol import Vectors
 
 ScopeParts = tuple[str, str, str]
 

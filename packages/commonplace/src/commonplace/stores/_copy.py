@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 
 from .._progress import PartCounter, ProgressBar, checked_progress
 from .._records import Record
-from ..embedders import Embedder, Vectors, embed_checked, embedding_text
-from ..embedders._reembed import own_evidence
-from ..embedders._resolve import pin_of
+from ..embedders._protocol import Embedder, Vectors, embed_checked, embedding_text
 from ..errors import InvalidInputError, InvalidTypeError
+from ._embedder import own_evidence, pin_of
 from ._protocol import Backend, LinkGraph, RecordQuery, TurnWrite, WriteBatch
 from ._store import ALL_KINDS, ALL_STATUSES, Store
 

@@ -30,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .._records import Episode, Kind, Record, Status, Tags, Tier
 from .._scope import Scope
-from ..embedders import Vectors
+from ..embedders._protocol import Vectors
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ import numpy as np
 from .._clock import to_epoch
 from .._records import Episode, Kind, Record, Status, Tags, Tier
 from .._scope import Scope
-from ..embedders import Vectors
+from ..embedders._protocol import Vectors
 from ..errors import InvalidInputError
 from ._protocol import Hit, LedgerEntry, RecordQuery, TurnWrite, WriteBatch
 from ._sqlite_ledger import SQLiteLedger

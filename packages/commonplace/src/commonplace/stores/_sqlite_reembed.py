@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._records import Record
-from ..embedders import Vectors
+from ..embedders._protocol import Vectors
 from ..errors import CorruptStoreError, EmbedderMismatchError, StoreError
 from ._protocol import EmbedderPin, ReembedState
 from ._sqlite_connection import SQLiteConnection

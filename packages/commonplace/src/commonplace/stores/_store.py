@@ -23,7 +23,7 @@ import numpy as np
 from .._records import Episode, Kind, Record, Status, Tags, Tier
 from .._scope import Scope, owner_scope
 from .._text import content_terms
-from ..embedders import Vectors
+from ..embedders._protocol import Vectors
 from ..errors import InvalidInputError, UnsupportedError
 from ._entries import (
     AUDIT,

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._scope import Scope
-from ..embedders import Vectors
+from ..embedders._protocol import Vectors
 from ._ann import NEAR_COPY_BOUND, NEAREST_WIDTH, Ann, near_copy_width
 
 ScopeParts = tuple[str, str, str]

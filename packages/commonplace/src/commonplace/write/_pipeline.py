@@ -33,8 +33,7 @@ from .._records import (
 )
 from .._scope import Scope, owner_scope
 from .._text import missing_words
-from ..embedders import Embedder, Vectors
-from ..embedders._protocol import embed_checked
+from ..embedders._protocol import Embedder, Vectors, embed_checked
 from ..errors import PluginError
 from ..read._flags import negated
 from ..stores import (

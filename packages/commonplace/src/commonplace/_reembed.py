@@ -6,6 +6,10 @@ live ones, so until the very end the store keeps working with its old model; the
 vectors are the progress, kept in the store, so a run killed at any moment is finished by
 running the same command again. The last step, done by the store in one go, checks by
 count that every record has its new vector, makes them live and re-pins the store.
+
+It opens a store by URL through the plugins, so it sits above the stores and the
+plugin manager; ``commonplace.embedders`` offers :func:`reembed` without importing it
+(see that package's ``__getattr__``), since the stores below import the embedders.
 """
 
 from __future__ import annotations
@@ -14,16 +18,16 @@ import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .._progress import ProgressBar, checked_progress
-from .._records import Kind, Record, index_text, note_id
-from ..errors import InvalidInputError, InvalidTypeError, StoreError
-from ._protocol import Embedder, embed_checked
-from ._resolve import adapt_embedder, open_backend, pin_of
-
-if TYPE_CHECKING:
-    from ..stores import EmbedderPin, Store
+from ._plugins import default_url, make_plugin_manager, open_backend
+from ._progress import ProgressBar, checked_progress
+from .embedders._adapt import adapt_embedder
+from .embedders._protocol import Embedder, embed_checked, embedding_text
+from .errors import InvalidInputError, InvalidTypeError, StoreError
+from .stores._embedder import own_evidence, pin_of
+from .stores._protocol import EmbedderPin
+from .stores._store import Store
 
 DEFAULT_BATCH = 256
 
@@ -75,27 +79,6 @@ class ReembedReport:
         )
 
 
-def embedding_text(record: Record, *, evidence: str | None = None) -> str:
-    """The text a record's vector is made from, as the write path and consolidation embed it.
-
-    A note (or any kind the write path embeds) by ``index_text``: the turn it was written
-    from (``evidence``, the text of its own episode) with its key tags, or its own text when
-    that episode is gone; summaries and procedures by their text.
-    """
-    if record.kind in (Kind.SUMMARY, Kind.PROCEDURE):
-        return record.text
-    return index_text(record.text, record.tags, evidence=evidence)
-
-
-def own_evidence(backend: Store, record: Record) -> str | None:
-    """The text of the episode a note was written from (its id derives the note's)."""
-    if record.kind in (Kind.SUMMARY, Kind.PROCEDURE):
-        return None
-    own = next((p for p in record.provenance if note_id(p) == record.id), None)
-    episode = None if own is None else backend.get_episode(own)
-    return None if episode is None else episode.text
-
-
 def reembed(
     url: str | os.PathLike[str] | None = None,
     *,
@@ -113,8 +96,6 @@ def reembed(
     bar on stderr (by default only when stderr is a terminal). Killed at any moment, the
     store still opens with its old model, and calling this again finishes the job.
     """
-    from .._plugins import default_url, make_plugin_manager
-
     if isinstance(url, os.PathLike):
         url = os.fspath(url)
     if url is not None and not isinstance(url, str):
@@ -125,8 +106,6 @@ def reembed(
     manager = make_plugin_manager(plugins=plugins)
     model = _target_model(to, manager)
     target = pin_of(model)  # before the store is opened: a pin it cannot hold is refused
-    from ..stores import Store
-
     backend = Store(open_backend(url or default_url(), manager))
     try:
         return _run(backend, model, target, batch=batch, progress=progress)
