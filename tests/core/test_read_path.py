@@ -181,7 +181,7 @@ def test_packing_only_what_the_budget_can_show_changes_nothing_it_shows(
     """A pool larger than the budget: lines, flags and excerpts are made only for the best
     relevant records the budget could hold (and a few more), and the context is the one a
     packing of the whole pool gives; no record the budget could not show is an item."""
-    from commonplace.read import _compiler
+    from commonplace.read import _rank
 
     # recalls do not refresh what they show here, so two recalls score alike
     config = Config(search_min_notes=0, touch_on_recall=False)
@@ -189,15 +189,15 @@ def test_packing_only_what_the_budget_can_show_changes_nothing_it_shows(
     with Memory(db_url, clock=clock, config=config) as memory:
         memory.write_many([memory.turn(t, scope="ana") for t in texts])
         considered: list[int] = []
-        within = _compiler._within_budget
+        within = _rank._within_budget
 
         def counted(relevant: list[object], budget: int) -> int:
             considered.append(within(relevant, budget))  # type: ignore[arg-type]
             return considered[-1]
 
-        monkeypatch.setattr(_compiler, "_within_budget", counted)
+        monkeypatch.setattr(_rank, "_within_budget", counted)
         recall = memory.recall("dog walk past the mill", scope="ana", budget_tokens=400)
-        monkeypatch.setattr(_compiler, "_within_budget", lambda relevant, budget: len(relevant))
+        monkeypatch.setattr(_rank, "_within_budget", lambda relevant, budget: len(relevant))
         whole = memory.recall("dog walk past the mill", scope="ana", budget_tokens=400)
     relevant = [i for i in recall.items if i.section == "relevant"]
     assert 0 < len(relevant) < considered[0] < 40 and recall.tokens <= 400
