@@ -124,9 +124,9 @@ def test_a_memory_runs_on_it_and_reembedding_says_to_copy(tmp_path: Path) -> Non
         recall = memory.recall("Who plays the cello?", scope="ana")
         assert any("Joana" in i.record.text for i in recall.items)
         memory.feedback(recall.id, used=list(recall.included[:1]))
-        assert memory.store.links_of(list(recall.included), min_weight=0.0) == []
+        assert memory.store.links.links_of(list(recall.included), min_weight=0.0) == []
         with pytest.raises(UnsupportedError, match=r"commonplace\.stores\.copy"):
-            memory.store.reembed_pending(memory.store.read_pin(), limit=10)  # type: ignore[arg-type]
+            memory.store.embedding.reembed_pending(memory.store.embedding.read_pin(), limit=10)  # type: ignore[arg-type]
 
 
 def test_a_copy_with_an_embedder_is_a_reembed(tmp_path: Path) -> None:

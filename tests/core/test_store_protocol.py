@@ -139,7 +139,8 @@ def _snapshot(store: Store) -> dict[str, object]:
         "vectors": backend.get_vectors(ids).round(6).tolist(),
         "ledger": {k: backend.ledger.list(k) for k in backend.ledger.kinds()},
         "links": sorted(
-            (k.a, k.b, k.kind, round(k.weight, 6)) for k in store.links_of(ids, min_weight=0.0)
+            (k.a, k.b, k.kind, round(k.weight, 6))
+            for k in store.links.links_of(ids, min_weight=0.0)
         ),
     }
 
@@ -150,7 +151,7 @@ def test_a_copy_holds_everything_and_a_second_run_changes_nothing(tmp_path: Path
         want = _snapshot(source)
         assert want["ledger"] and want["links"]  # the fixture has something to copy
         assert {"audit", "recall", "recall_feedback", "use", "forgotten"} <= set(
-            source.ledger.kinds()
+            source.backend.ledger.kinds()
         )
         target = Store(SQLiteBackend(tmp_path / "b.db"))
         try:
@@ -241,7 +242,7 @@ def test_a_version_2_store_keeps_its_bookkeeping_in_the_ledger(tmp_path: Path) -
     ana = Scope(user="ana")
     with SQLiteBackend(path) as backend:
         store = Store(backend)
-        assert store.audit_log(ana, limit=5) == [
+        assert store.books.audit_log(ana, limit=5) == [
             AuditEntry(
                 T0 + timedelta(seconds=60),
                 Scope(user="ana", thread="t1"),
@@ -252,12 +253,12 @@ def test_a_version_2_store_keeps_its_bookkeeping_in_the_ledger(tmp_path: Path) -
             ),
             AuditEntry(T0, ana, "demote", "tiers", "nt_1", "cold now"),
         ]
-        assert store.get_recall("rc_1") == RecallLog(
+        assert store.books.get_recall("rc_1") == RecallLog(
             "rc_1", ana, T0, ("nt_1",), T0 + timedelta(seconds=5), ("nt_1", "nt_2")
         )
-        assert store.mark_recall_feedback("rc_1", at=T0) is False
-        assert store.mark_recall_feedback("rc_2", at=T0) is True
-        assert store.conflicts(ana, open_only=False) == [
+        assert store.books.mark_recall_feedback("rc_1", at=T0) is False
+        assert store.books.mark_recall_feedback("rc_2", at=T0) is True
+        assert store.books.conflicts(ana, open_only=False) == [
             Conflict(
                 "cf_1",
                 ana,
@@ -269,10 +270,10 @@ def test_a_version_2_store_keeps_its_bookkeeping_in_the_ledger(tmp_path: Path) -
                 "keep both",
             )
         ]
-        assert store.get_card(ana, "profile") == Card(
+        assert store.books.get_card(ana, "profile") == Card(
             ana, "profile", "Lives in Porto.", T0, {"n": 1}
         )
-        assert store.uses_since(["nt_1"], T0 + timedelta(minutes=1)) == {"nt_1": 1}
+        assert store.books.uses_since(["nt_1"], T0 + timedelta(minutes=1)) == {"nt_1": 1}
         assert store.existing_episode_ids({"ep_gone", "ep_new"}) == {"ep_gone"}
         tables = {
             r[0]

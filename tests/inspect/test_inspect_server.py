@@ -165,7 +165,9 @@ def test_a_probe_query_runs_one_recall_however_often_the_page_is_read(tmp_path: 
 
     def recalls() -> int:
         with Memory(url, embedder=HashingEmbedder()) as memory:
-            return len(memory.store.ledger.list(LedgerKind.RECALL.value, scope=Scope(user=USER)))
+            return len(
+                memory.store.backend.ledger.list(LedgerKind.RECALL.value, scope=Scope(user=USER))
+            )
 
     with serving(url, "--query", "what does alice keep on her roof?") as address:
         first = _get(address).body

@@ -304,7 +304,7 @@ def test_explain_never_follows_provenance_into_another_users_memory(memory: Memo
     bob = memory.write("My bank PIN is 4321.", scope="bob")
     assert ana.note is not None
     planted = dataclasses.replace(ana.note, provenance=(*ana.note.provenance, bob.episode_id))
-    memory.store.replace_records([planted], memory.store.get_vectors([planted.id]))
+    memory.store.put_records([planted], memory.store.get_vectors([planted.id]), replace=True)
 
     async def body(client: Client) -> None:
         explained = data(await client.call_tool("explain", {"record_id": planted.id}))

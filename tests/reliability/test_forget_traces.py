@@ -247,7 +247,7 @@ def test_the_cards_and_audit_entries_a_forgotten_note_fed_keep_none_of_it(
     assert_live_gone(path, SECRET)
     (after,) = [e for e in memory.audit(scope=ANA, limit=50) if e.action == "superseded"]
     assert (after.record_id, after.rule, after.detail) == (superseded.record_id, "update", "")
-    rolling = memory.store.get_card(ANA_T1, "rolling")
+    rolling = memory.store.books.get_card(ANA_T1, "rolling")
     assert rolling is not None and "Mia" in rolling.text
     memory.close()
     assert_gone(path, SECRET)

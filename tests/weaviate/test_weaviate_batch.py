@@ -75,7 +75,7 @@ def test_a_batch_looks_up_the_tenants_and_reads_the_counters_once(
 ) -> None:
     _fill(backend)
     store = Store(backend)
-    store.put_card(Card(ANA, PROFILE_CARD, "Ana drinks tea.", T0))
+    store.books.put_card(Card(ANA, PROFILE_CARD, "Ana drinks tea.", T0))
 
     def read() -> Reads:
         # a search deep enough to find every note by vector: no keyword-only hits to measure

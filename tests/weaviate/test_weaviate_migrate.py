@@ -57,10 +57,10 @@ def _build(url: str, clock: ManualClock) -> None:
             memory.rewrite_profile(scope=user)
         # bookkeeping the lifecycle writes over months, written directly here
         a, b = [r.id for r in memory.backend.iter_records(RecordQuery(scope=Scope(user="ana")))][:2]
-        memory.store.append_audit(
+        memory.store.books.append_audit(
             [AuditEntry(clock.now(), Scope(user="ana"), "demote", "tier.demote", a, "old")]
         )
-        memory.store.add_conflict(
+        memory.store.books.add_conflict(
             Conflict("cf_1", Scope(user="ana"), "Tom", "two Toms", (a,), clock.now())
         )
         memory.backend.reinforce_links([(a, b, "entity")], delta=0.4, at=clock.now())
@@ -117,8 +117,10 @@ def test_migration_copies_everything_and_verifies_it(stores: tuple[str, str, Man
             assert [i.record.id for i in a.items] == [i.record.id for i in b.items]
             assert a.text == b.text
         assert old.profile(scope="ana") == new.profile(scope="ana")
-        assert old.store.audit_log(None, limit=100) == new.store.audit_log(None, limit=100)
-        assert old.store.conflicts(None, open_only=False) == new.store.conflicts(
+        assert old.store.books.audit_log(None, limit=100) == new.store.books.audit_log(
+            None, limit=100
+        )
+        assert old.store.books.conflicts(None, open_only=False) == new.store.books.conflicts(
             None, open_only=False
         )
         # the forgotten turn stays forgotten in the copy

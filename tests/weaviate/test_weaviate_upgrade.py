@@ -236,38 +236,38 @@ def _check_upgraded(old: OldStore, backend: WeaviateBackend) -> None:
         assert json.loads(found[spec.suffix].description)["commonplace"] == S.SCHEMA_VERSION
     assert backend.read_pin() == PIN  # the pin, in the Note collection's marker, stayed
     # the audit log, newest first by the old log's own order
-    audit = store.audit_log(None, limit=10)
+    audit = store.books.audit_log(None, limit=10)
     assert [(e.action, e.record_id, e.scope) for e in audit] == [
         ("action2", "nt_2", BOB),
         ("action1", "nt_1", ANA),
         ("action0", "nt_0", ANA),
     ]
     assert audit[0].detail == "detail 2" and audit[0].at == T0 + timedelta(hours=1)
-    assert [e.action for e in store.audit_log(ANA, limit=10)] == ["action1", "action0"]
+    assert [e.action for e in store.books.audit_log(ANA, limit=10)] == ["action1", "action0"]
     # recall logs, with the feedback they already had
-    answered = store.get_recall("rc_answered")
+    answered = store.books.get_recall("rc_answered")
     assert answered is not None and answered.scope == ANA and answered.at == T0
     assert answered.item_ids == ("nt_1", "nt_2") and answered.shown_ids == ("nt_1", "nt_2", "nt_3")
     assert answered.feedback_at == T0 + timedelta(minutes=5)
-    assert store.mark_recall_feedback("rc_answered", at=T0 + timedelta(days=9)) is False
-    assert store.mark_recall_feedback("rc_open", at=T0 + timedelta(days=9)) is True
+    assert store.books.mark_recall_feedback("rc_answered", at=T0 + timedelta(days=9)) is False
+    assert store.books.mark_recall_feedback("rc_open", at=T0 + timedelta(days=9)) is True
     # conflicts, open and resolved
-    conflicts = {c.id: c for c in store.conflicts(None, open_only=False)}
+    conflicts = {c.id: c for c in store.books.conflicts(None, open_only=False)}
     assert set(conflicts) == {"cf_open", "cf_done"}
     assert conflicts["cf_done"].resolved_at == T0 + timedelta(hours=2)
     assert conflicts["cf_done"].resolution == "merged"
     assert conflicts["cf_done"].record_ids == ("nt_b", "nt_c")
-    assert [c.id for c in store.conflicts(None, open_only=True)] == ["cf_open"]
+    assert [c.id for c in store.books.conflicts(None, open_only=True)] == ["cf_open"]
     # cards, found by their exact scope
-    card = store.get_card(ANA, PROFILE_CARD)
+    card = store.books.get_card(ANA, PROFILE_CARD)
     assert card is not None and card.text == "Identity: city Porto"
     assert card.data == {"card": {"identity": {"city": "Porto"}}}
     assert card.updated_at == T0 + timedelta(days=2)
-    assert store.get_card(BOB, PROFILE_CARD) is None
+    assert store.books.get_card(BOB, PROFILE_CARD) is None
     # the use log, and the counts (the events stay)
     since = T0 + timedelta(days=1, minutes=30)
-    assert store.uses_since(old.notes, T0) == {old.notes[0]: 2}
-    assert store.uses_since(old.notes, since) == {old.notes[0]: 1}
+    assert store.books.uses_since(old.notes, T0) == {old.notes[0]: 2}
+    assert store.books.uses_since(old.notes, since) == {old.notes[0]: 1}
     [counted] = backend.get_records([old.notes[0]])
     assert (counted.access_count, counted.used_count) == (1, 2)
     # the forgotten turn stays forgotten, and is no longer a locator
@@ -326,11 +326,11 @@ def test_uses_logged_by_this_version_are_not_copied_twice(old_store: OldStore) -
     with WeaviateBackend(old_store.url) as backend:
         store = Store(backend)
         at = T0 + timedelta(days=3)
-        store.record_feedback(used=[old_store.notes[1]], ignored=[], at=at)
+        store.books.record_feedback(used=[old_store.notes[1]], ignored=[], at=at)
         # a second process that started its upgrade before this one finished reads the
         # Counter collection again: the new "used" event carries the ledger mark
         _upgrade.upgrade_v1(backend, backend.ledger)
-        assert store.uses_since(old_store.notes, T0) == {
+        assert store.books.uses_since(old_store.notes, T0) == {
             old_store.notes[0]: 2,
             old_store.notes[1]: 1,
         }

@@ -296,7 +296,7 @@ class CommonplaceStore(BaseStore):
             results[i] = self._list_namespaces(listing, run)
         self._forget_items(run.expired.values())
         if run.used:
-            self.memory.store.touch(list(dict.fromkeys(run.used)), at=now)
+            self.memory.store.books.touch(list(dict.fromkeys(run.used)), at=now)
         for op in plan.puts.values():
             self._put(op, now)
         return results

@@ -410,13 +410,13 @@ class _Tools:
 
     def profile(self) -> dict[str, Any]:
         def read() -> dict[str, Any]:
-            card = self._memory.store.get_card(self._scope, PROFILE_CARD)
+            card = self._memory.store.books.get_card(self._scope, PROFILE_CARD)
             newest = self._memory.store.recent_records(self._scope, kinds=(Kind.NOTE,), limit=1)
             if newest and (card is None or card.updated_at < newest[0].created_at):
                 # the card is rewritten every few notes; a client reading it right after a
                 # remember must not be shown a card that does not know it yet
                 self._memory.rewrite_profile(scope=self._scope)
-                card = self._memory.store.get_card(self._scope, PROFILE_CARD)
+                card = self._memory.store.books.get_card(self._scope, PROFILE_CARD)
             return {
                 "user": self._scope.user,
                 "text": "" if card is None else card.text,

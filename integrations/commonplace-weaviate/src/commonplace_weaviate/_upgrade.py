@@ -195,7 +195,7 @@ def _audit(obj: Any) -> list[Item]:
     seq = int(p.get("seq") or _created(obj))  # the old log's own order (microseconds too)
     return [
         (replace(e, key=key), seq_at(seq))
-        for e in _written(lambda store: store.append_audit([old]))
+        for e in _written(lambda store: store.books.append_audit([old]))
     ]
 
 
@@ -209,7 +209,7 @@ def _recall(obj: Any) -> list[Item]:
         parse_date(p.get("feedback_at")),
         _texts(p.get("shown_ids")),
     )
-    entries = _written(lambda store: store.log_recall(log))
+    entries = _written(lambda store: store.books.log_recall(log))
     # the log first, its feedback mark when the object was last changed
     return [(e, seq_at(_created(obj) if i == 0 else _updated(obj))) for i, e in enumerate(entries)]
 
@@ -227,7 +227,8 @@ def _conflict(obj: Any) -> list[Item]:
         p.get("resolution"),
     )
     return [
-        (e, seq_at(_created(obj))) for e in _written(lambda store: store.add_conflict(conflict))
+        (e, seq_at(_created(obj)))
+        for e in _written(lambda store: store.books.add_conflict(conflict))
     ]
 
 
@@ -241,7 +242,7 @@ def _card(obj: Any) -> list[Item]:
         _date(p.get("updated_at")),
         stored if isinstance(stored, dict) else {},
     )
-    return [(e, seq_at(_created(obj))) for e in _written(lambda store: store.put_card(card))]
+    return [(e, seq_at(_created(obj))) for e in _written(lambda store: store.books.put_card(card))]
 
 
 def _use(obj: Any) -> list[Item]:
@@ -250,7 +251,7 @@ def _use(obj: Any) -> list[Item]:
         return []  # another count, or a use the core logged itself
     rid, at = str(p["record_id"]), _date(p.get("at"))
     key = obj.uuid.hex  # Store keys uses at random; a copy needs a fixed key
-    entries = _written(lambda store: store.record_feedback(used=[rid], ignored=[], at=at))
+    entries = _written(lambda store: store.books.record_feedback(used=[rid], ignored=[], at=at))
     return [(replace(e, key=key), seq_at(_created(obj))) for e in entries]
 
 

@@ -128,7 +128,7 @@ def collect(
         user=user,
         url=memory.url,
         read_at=now,
-        card=store.get_card(scope, PROFILE_CARD),
+        card=store.books.get_card(scope, PROFILE_CARD),
         profile=memory.profile(scope=scope).to_json(),
         records=tuple(found),
         episodes=episodes,
@@ -139,7 +139,7 @@ def collect(
         conflicts=tuple(memory.conflicts(scope=scope, open_only=False)),
         forgotten_from=forgotten_from,
         probe=probed,
-        disputes=tuple(store.disputes_of([r.id for r in found])),
+        disputes=tuple(store.books.disputes_of([r.id for r in found])),
     )
 
 
@@ -171,7 +171,7 @@ def supersession_chains(records: list[Record]) -> tuple[tuple[Record, ...], ...]
 def _recalls(memory: Memory, scope: Scope, *, limit: int) -> list[RecallLog]:
     # the store's recall logs keep which records a recall retrieved and showed, and when
     # it was answered; not its query or scores
-    entries = memory.store.ledger.list(LedgerKind.RECALL.value, scope=scope)
-    logs = (memory.store.get_recall(e.key) for e in entries)
+    entries = memory.store.backend.ledger.list(LedgerKind.RECALL.value, scope=scope)
+    logs = (memory.store.books.get_recall(e.key) for e in entries)
     found = [log for log in logs if log is not None]
     return sorted(found, key=lambda log: (log.at, log.id), reverse=True)[:limit]

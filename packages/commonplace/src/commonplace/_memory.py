@@ -412,7 +412,7 @@ class Memory:
         taken once per recall.
         """
         self._check_open()
-        log = self._store.get_recall(checked_id("recall_id", recall_id))
+        log = self._store.books.get_recall(checked_id("recall_id", recall_id))
         if log is None:
             raise NotFoundError(f"no recall with id {recall_id!r}; use Recall.id")
         shown = list(log.shown_ids or log.item_ids)
@@ -597,7 +597,7 @@ class Memory:
     ) -> list[Conflict]:
         """Entity-resolution conflicts (two people with one name, say), oldest first."""
         self._check_open()
-        return self._store.conflicts(
+        return self._store.books.conflicts(
             None if scope is None else coerce_scope(scope),
             open_only=checked_bool("open_only", open_only),
         )
@@ -607,7 +607,7 @@ class Memory:
     ) -> list[AuditEntry]:
         """The newest lifecycle actions, most recent first."""
         self._check_open()
-        return self._store.audit_log(
+        return self._store.books.audit_log(
             None if scope is None else coerce_scope(scope),
             limit=checked_int("limit", limit, low=1, high=100_000),
         )
@@ -634,7 +634,7 @@ class Memory:
                 why = str(successor.data.get("replaces", {}).get(record.id, "")) or None
         disputes = tuple(
             (d.older if d.newer == record.id else d.newer, d.reason)
-            for d in self._store.disputes_of([record.id])
+            for d in self._store.books.disputes_of([record.id])
         )
         return replace(chain, replaced_by=record.superseded_by, why=why, disputes=disputes)
 

@@ -138,12 +138,12 @@ def _run(
     backend: Store, model: Embedder, target: EmbedderPin, *, batch: int, progress: bool | None
 ) -> ReembedReport:
     started = time.perf_counter()
-    source = backend.read_pin()
-    state = backend.reembed_state()
+    source = backend.embedding.read_pin()
+    state = backend.embedding.reembed_state()
     if source == target and state is None:
         return ReembedReport(backend.url, source, target, 0, 0, 0, 0.0, already=True)
-    records = backend.reembed_pending(target, limit=batch)
-    state = backend.reembed_state()
+    records = backend.embedding.reembed_pending(target, limit=batch)
+    state = backend.embedding.reembed_state()
     assert state is not None and state.target == target, "the store did not start the re-embed"
     resumed = state.staged
     embedded = 0
@@ -157,7 +157,7 @@ def _run(
     ) as bar:
         while True:
             if not records:
-                done = backend.reembed_finish(target)
+                done = backend.embedding.reembed_finish(target)
                 if done is not None:
                     break
                 idle += 1  # records were written meanwhile; they are listed now
@@ -170,10 +170,10 @@ def _run(
                 idle = 0
                 texts = [embedding_text(r, evidence=own_evidence(backend, r)) for r in records]
                 vectors = embed_checked(model, texts)
-                backend.reembed_stage(target, [r.id for r in records], vectors)
+                backend.embedding.reembed_stage(target, [r.id for r in records], vectors)
                 embedded += len(records)
                 bar.update(len(records))
-            records = backend.reembed_pending(target, limit=batch)
+            records = backend.embedding.reembed_pending(target, limit=batch)
     _verify(backend, target, done)
     return ReembedReport(
         backend.url, source, target, done, embedded, resumed, time.perf_counter() - started
@@ -182,7 +182,7 @@ def _run(
 
 def _verify(backend: Store, target: EmbedderPin, done: int) -> None:
     """The store says it is pinned to ``target``, with nothing left to re-embed."""
-    pin, state = backend.read_pin(), backend.reembed_state()
+    pin, state = backend.embedding.read_pin(), backend.embedding.reembed_state()
     if pin != target or state is not None:
         raise StoreError(
             f"re-embedding {backend.url} finished {done:,} records but the store is pinned "

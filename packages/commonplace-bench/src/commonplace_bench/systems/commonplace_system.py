@@ -73,7 +73,7 @@ class CommonplaceSystem(System):
             if note is None:
                 continue
             for _ in range(memo.frequency):
-                memory.store.touch([note.id], at=memo.created_at)
+                memory.store.books.touch([note.id], at=memo.created_at)
             if memo.importance is not None:  # stated by the application, as NLM's metadata is
                 tags = dataclasses.replace(
                     note.tags, importance=memo.importance, importance_stated=True

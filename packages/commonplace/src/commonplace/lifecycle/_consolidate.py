@@ -187,7 +187,7 @@ def consolidate(
         )
         if not dry_run:
             try:
-                backend.add_records([record], embed_checked(embedder, [record.text]))
+                backend.put_records([record], embed_checked(embedder, [record.text]))
             except CommonplaceError:
                 if backend.get_record(sid, any_status=True) is None:
                     raise

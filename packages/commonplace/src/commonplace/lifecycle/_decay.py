@@ -90,7 +90,7 @@ class ExpiredConflicts:
                 f"open since {c.created_at:%Y-%m-%d}; resolved as separate entities",
                 c.scope,
             )
-            for c in context.backend.conflicts(context.scope, open_only=True)
+            for c in context.backend.books.conflicts(context.scope, open_only=True)
             if c.created_at < cutoff
         ]
 
@@ -169,7 +169,9 @@ def run_rules(
             )
             if action.action == RESOLVE_CONFLICT:
                 if not dry_run:
-                    backend.resolve_conflict(action.target, resolution="separate entities", at=now)
+                    backend.books.resolve_conflict(
+                        action.target, resolution="separate entities", at=now
+                    )
                 entries.append(entry)
                 continue
             record = backend.get_record(action.target, any_status=True)
@@ -179,7 +181,7 @@ def run_rules(
                 continue  # confirmed notes are never forgotten by decay
             if not dry_run:
                 if action.action == DELETE:
-                    backend.delete_records([record.id])
+                    backend.erasure.delete_records([record.id])
                 elif action.action == SOFT_DELETE:
                     backend.update_records([record.id], at=now, status=Status.DELETED)
                 else:

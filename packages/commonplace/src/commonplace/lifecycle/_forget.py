@@ -19,7 +19,8 @@ from .._scope import Scope
 from .._text import content_terms
 from ..errors import NotFoundError
 from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Card, RecordQuery, Store
-from ..stores._store import ALL_KINDS, ALL_STATUSES, owner_of
+from ..stores._books import owner_of
+from ..stores._store import ALL_KINDS, ALL_STATUSES
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +74,12 @@ def forget(
     rebuild = [
         (card, kind)
         for card, kind in _cards_to_rebuild(backend, notes, outside=None)
-        if _mentions(backend.get_card(card, kind), terms, doomed | episodes)
+        if _mentions(backend.books.get_card(card, kind), terms, doomed | episodes)
     ]
     owners = {owner_of(r.scope) for r in records} | {owner_of(e.scope) for e in turns}
-    backend.erase_mentions(doomed | episodes, terms, owners)
-    backend.drop_cards(rebuild)
-    removed = backend.erase(sorted(doomed), sorted(episodes))
+    backend.erasure.erase_mentions(doomed | episodes, terms, owners)
+    backend.erasure.drop_cards(rebuild)
+    removed = backend.erasure.erase(sorted(doomed), sorted(episodes))
     for card, kind in rebuild:  # from what remains: the old card may have held the words
         rewrite_card(card, kind)
     return ForgetReport(tuple(removed["records"]), tuple(removed["episodes"]))
@@ -114,7 +115,7 @@ def _cards_to_rebuild(
         for card in sorted({c for n in note_scopes for c in cards_fed_by(n)}, key=Scope.parts)
         if outside is None or not outside.contains(card)
         for kind in (PROFILE_CARD, ROLLING_SUMMARY)
-        if backend.get_card(card, kind) is not None
+        if backend.books.get_card(card, kind) is not None
     ]
 
 
@@ -153,10 +154,10 @@ def delete_scope(store: Store, scope: Scope) -> dict[str, int]:
         episodes += [e.id for e in page]
         before = page[-1].id
     # the ledger first, so that erasing the records last also erases what it freed
-    counts = store.forget_scope_entries(scope)
-    counts["audit"] += store.forget_traces(doomed, {r.scope for r in rows})
+    counts = store.erasure.forget_scope_entries(scope)
+    counts["audit"] += store.erasure.forget_traces(doomed, {r.scope for r in rows})
     # recall logs of broader scopes that retrieved what goes keep their ids, not questions
-    store.erase_mentions(doomed | set(episodes), (), ())
+    store.erasure.erase_mentions(doomed | set(episodes), (), ())
     removed = store.backend.delete(records=doomed, episodes=episodes, erase=True)
     return {"records": len(removed["records"]), "episodes": len(removed["episodes"]), **counts}
 

@@ -130,5 +130,7 @@ def update_procedures(
         )
         changed.append(record)
     if changed and not dry_run:
-        backend.replace_records(changed, embed_checked(embedder, [r.text for r in changed]))
+        backend.put_records(
+            changed, embed_checked(embedder, [r.text for r in changed]), replace=True
+        )
     return actions

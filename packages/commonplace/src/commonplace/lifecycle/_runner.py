@@ -82,8 +82,10 @@ class Lifecycle:
             context = DecayContext(self._backend, self._config.decay, scope, now)
             entries = run_rules(context, chosen, dry_run=dry_run)
             if rules is None and not dry_run:
-                self._backend.decay_links(factor=self._config.decay.link_decay, at=now)
-                pruned = self._backend.prune_links(min_weight=self._config.decay.link_min_weight)
+                self._backend.links.decay_links(factor=self._config.decay.link_decay, at=now)
+                pruned = self._backend.links.prune_links(
+                    min_weight=self._config.decay.link_min_weight
+                )
                 if pruned:
                     entries.append(
                         AuditEntry(
@@ -119,7 +121,7 @@ class Lifecycle:
             for _, apply in planned:
                 apply()
             if planned:
-                self._backend.append_audit([e for e, _ in planned])
+                self._backend.books.append_audit([e for e, _ in planned])
         return [e for e, _ in planned]
 
     def _timed(
@@ -128,5 +130,5 @@ class Lifecycle:
         start = time.perf_counter()
         entries = run()
         if audit and entries and not dry_run:
-            self._backend.append_audit(entries)
+            self._backend.books.append_audit(entries)
         return LifecycleReport(tuple(entries), dry_run, time.perf_counter() - start)

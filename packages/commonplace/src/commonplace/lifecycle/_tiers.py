@@ -36,7 +36,7 @@ def tier_actions(
             RecordQuery(scope=scope, kinds=_DERIVED, tiers=(Tier.WARM,), superseded=False)
         )
     )
-    uses = backend.uses_since([r.id for r in warm], window)
+    uses = backend.books.uses_since([r.id for r in warm], window)
     for record in warm:
         if record.pinned:
             plan(record, Tier.HOT, "pinned", "pinned records are hot")
@@ -84,7 +84,7 @@ def _over_budget(
 ) -> list[tuple[AuditEntry, Callable[[], None]]]:
     """Demote the weakest hot records until the rest fit the hot token budget."""
     window = now - timedelta(days=rules.promote_window_days)
-    uses = backend.uses_since([r.id for r in hot], window)
+    uses = backend.books.uses_since([r.id for r in hot], window)
     # pinned first, then most recent uses, then most recent access: the tail is the weakest
     ranked = sorted(hot, key=lambda r: (r.pinned, uses.get(r.id, 0), r.last_access), reverse=True)
     out: list[tuple[AuditEntry, Callable[[], None]]] = []
@@ -116,7 +116,7 @@ def pin(backend: Store, record: Record, *, pinned: bool, now: datetime) -> Recor
     tier = Tier.HOT if pinned else Tier.WARM
     backend.update_records([record.id], at=now, pinned=pinned, tier=tier)
     rule, detail = ("pin", "pinned by the application") if pinned else ("unpin", "unpinned")
-    backend.append_audit(
+    backend.books.append_audit(
         [AuditEntry(now, record.scope, f"to_{tier.value}", rule, record.id, detail)]
     )
     found = backend.get_record(record.id)

@@ -213,7 +213,7 @@ class CandidateReader:
         if seeds.keys() <= read.linked:
             links = [k for k in read.links if k.a in seeds or k.b in seeds]
         else:
-            links = self._backend.links_of(list(seeds), min_weight=config.link_min_weight)
+            links = self._backend.links.links_of(list(seeds), min_weight=config.link_min_weight)
         reach: dict[str, tuple[str, float]] = {}
         for link in sorted(links, key=lambda k: -k.weight):
             for seed, other in ((link.a, link.b), (link.b, link.a)):

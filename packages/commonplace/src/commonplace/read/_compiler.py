@@ -157,7 +157,7 @@ class RecallCompiler:
         accessed = [i.record.id for i in put_forward if i.score.gate >= 1.0]
         if not self._config.touch_on_recall or recall.as_of is not None:
             accessed = []
-        self._backend.log_recall(
+        self._backend.books.log_recall(
             RecallLog(
                 recall.id,
                 recall.scope,
@@ -178,7 +178,9 @@ class RecallCompiler:
         replaced since stands for what replaced it (the chain's head): "moved my account
         to Revolut" disputed "I bank with Millennium", and Santander replaced Revolut."""
         found = [
-            d for d in self._backend.disputes_of(list(considered)) if as_of is None or d.at <= as_of
+            d
+            for d in self._backend.books.disputes_of(list(considered))
+            if as_of is None or d.at <= as_of
         ]
         if not found:
             return [], []

@@ -75,11 +75,11 @@ def apply_feedback(
     each other; only what the search put forward can be "ignored": recent notes and hot
     records are shown every time, and not using them says nothing against them.
     """
-    if not backend.mark_recall_feedback(log.id, at=now):
+    if not backend.books.mark_recall_feedback(log.id, at=now):
         return Feedback(log.id, (), (), already_given=True)
     ignored = [i for i in log.item_ids if i not in used]
-    backend.record_feedback(used=used, ignored=ignored, at=now)
+    backend.books.record_feedback(used=used, ignored=ignored, at=now)
     pairs = [(a, b, "co_used") for n, a in enumerate(used) for b in used[n + 1 :]]
     if pairs:
-        backend.reinforce_links(pairs, delta=_CO_USE_DELTA, at=now)
+        backend.links.reinforce_links(pairs, delta=_CO_USE_DELTA, at=now)
     return Feedback(log.id, tuple(used), tuple(ignored))

@@ -30,7 +30,7 @@ def resolve_embedder(given: Embedder | None, *, backend: Store, hooks: Any) -> E
     the default one for a new store). A model other than the pinned one is refused with
     :class:`EmbedderMismatchError`, whose message names the command that re-embeds.
     """
-    pin = backend.read_pin()
+    pin = backend.embedding.read_pin()
     if given is None:
         given = hooks.commonplace_embedder(name=None if pin is None else pin.name)
         if given is None:
@@ -39,7 +39,7 @@ def resolve_embedder(given: Embedder | None, *, backend: Store, hooks: Any) -> E
     if not isinstance(given, Embedder):
         raise PluginError("commonplace_embedder returned an object that is not an Embedder")
     if pin is None:
-        backend.write_pin(pin_of(given))
+        backend.embedding.write_pin(pin_of(given))
     elif (pin.name, pin.dim) != (given.name, given.dim):
         raise EmbedderMismatchError(mismatch_message(pin, given, backend=backend, hooks=hooks))
     return given
@@ -84,7 +84,7 @@ def not_installed_message(pin: EmbedderPin, url: str) -> str:
 def mismatch_message(pin: EmbedderPin, given: Embedder, *, backend: Store, hooks: Any) -> str:
     """Why a store refuses ``given``, and the command that moves it to ``given``."""
     command = reembed_command(given, backend.url, hooks)
-    state = backend.reembed_state()
+    state = backend.embedding.reembed_state()
     if state is not None and (state.target.name, state.target.dim) == (given.name, given.dim):
         total = state.staged + state.pending
         return (

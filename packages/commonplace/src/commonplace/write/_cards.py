@@ -62,13 +62,13 @@ class CardKeeper:
         return [c for c in cards if c is not None]
 
     def profile(self, scope: Scope) -> ProfileCard:
-        card = self._backend.get_card(owner_scope(scope), PROFILE_CARD)
+        card = self._backend.books.get_card(owner_scope(scope), PROFILE_CARD)
         return ProfileCard.from_json(dict(card.data.get("card", {}))) if card else ProfileCard()
 
     def rewrite(self, scope: Scope, kind: str, *, now: datetime) -> Card:
         """Rewrite one card from the notes it has not seen yet."""
         written = self._rewritten(self._backend, scope, kind, now=now)
-        self._backend.put_card(written)
+        self._backend.books.put_card(written)
         return written
 
     def _rewritten(
@@ -83,7 +83,7 @@ class CardKeeper:
         """One card rewritten from the notes it has not seen yet (not stored); ``total``:
         the scope's note count, when the caller has just counted them (a count reads every
         note)."""
-        existing = store.get_card(scope, kind)
+        existing = store.books.get_card(scope, kind)
         seen = int(existing.data.get("notes_seen", 0)) if existing else 0
         total = self._count(store, scope) if total is None else total
         new = list(reversed(self._notes(store, scope, limit=max(0, total - seen))))
@@ -154,7 +154,7 @@ class CardKeeper:
     def _maybe_rewrite(
         self, store: Store | PendingWrite, scope: Scope, kind: str, now: datetime, *, force: bool
     ) -> Card | None:
-        existing = store.get_card(scope, kind)
+        existing = store.books.get_card(scope, kind)
         seen = int(existing.data.get("notes_seen", 0)) if existing else 0
         total = self._count(store, scope)
         if total - seen >= self._rules.rewrite_every or (force and existing is not None):
@@ -194,6 +194,7 @@ class PendingWrite:
 
     def __init__(self, store: Store, turns: Sequence[TurnWrite]) -> None:
         self._store = store
+        self.books = store.books  # the batch writes no card until it is applied
         self._new: list[Record] = []
         self._patch: dict[str, dict[str, Any]] = {}
         for turn in turns:
@@ -226,7 +227,7 @@ class PendingWrite:
         return [r for r in reversed(self._new) if scope.contains(r.scope)]
 
     def get_card(self, scope: Scope, kind: str) -> Card | None:
-        return self._store.get_card(scope, kind)
+        return self._store.books.get_card(scope, kind)
 
     def get_records(self, record_ids: Collection[str]) -> list[Record]:
         wanted = set(record_ids)

@@ -39,10 +39,10 @@ def _store_a_scope(store: Store) -> list[str]:
     _write(store, [_turn(BOB, "bob's tea")], unit(1.0))
     ids = [_nid(t) for t in turns]
     store.update_records([ids[1]], at=later(1), tier=Tier.HOT)
-    store.touch([ids[2]], at=later(2))
+    store.books.touch([ids[2]], at=later(2))
     merge = TurnWrite(episode(ANA, "note 0, said again", at=later(3)), None, merge_into=ids[0])
     store.write_turns([merge], None)
-    store.put_card(Card(ANA, PROFILE_CARD, "Ana drinks tea.", later(4)))
+    store.books.put_card(Card(ANA, PROFILE_CARD, "Ana drinks tea.", later(4)))
     return ids
 
 
@@ -63,7 +63,7 @@ class TestReadBatches(CapabilityGroup):
         assert [len(records) for records in got.listings] == [1, 3, 6]
         assert got.hits == store.search(ANA, unit(1.0), text="zucchini tea", limit=2)
         assert any(h.keyword and h.similarity < 0.5 for h in got.hits)  # a keyword-only hit
-        assert got.cards == tuple(store.get_card(s, k) for s, k in cards)
+        assert got.cards == tuple(store.books.get_card(s, k) for s, k in cards)
         assert got.cards[0] is not None and got.cards[1] is None
         # the vectors sent along (a backend may send none) are the listed records' own
         listed = list(dict.fromkeys(r.id for records in got.listings for r in records))
@@ -101,7 +101,7 @@ class TestReadBatches(CapabilityGroup):
 
     def test_the_links_of_the_best_hits_come_along_when_asked(self, store: Store) -> None:
         ids = _store_a_scope(store)
-        store.reinforce_links(
+        store.links.reinforce_links(
             [(ids[0], ids[4], "co_use"), (ids[2], ids[3], "co_use")], delta=0.5, at=later(5)
         )
         search = SearchQuery(ANA, unit(1.0), None, 5)
@@ -111,7 +111,7 @@ class TestReadBatches(CapabilityGroup):
             return
         best = [h.record.id for h in sorted(got.hits, key=lambda h: -h.similarity)[:2]]
         assert ids[0] in best and got.linked == frozenset(best)
-        assert set(got.links) == set(store.links_of(best, min_weight=0.1))
+        assert set(got.links) == set(store.links.links_of(best, min_weight=0.1))
         assert [(k.a, k.b) for k in got.links] == [tuple(sorted((ids[0], ids[4])))]
         assert store.read_batch(search=search).links == []  # not asked
 
@@ -137,13 +137,13 @@ class TestRecallWrites(CapabilityGroup):
     def test_a_recall_log_counts_the_accesses_it_names(self, store: Store) -> None:
         ids = _store_a_scope(store)
         log = RecallLog("rc_batch", ANA, later(10), (ids[1], ids[2]), shown_ids=tuple(ids[:3]))
-        store.log_recall(log, accessed=[ids[1], ids[2], "nt_unknown"])
-        assert store.get_recall("rc_batch") == log
+        store.books.log_recall(log, accessed=[ids[1], ids[2], "nt_unknown"])
+        assert store.books.get_recall("rc_batch") == log
         got = {r.id: r for r in store.get_records(ids)}
         assert (got[ids[1]].access_count, got[ids[1]].last_access) == (1, later(10))
         assert (got[ids[2]].access_count, got[ids[2]].last_access) == (2, later(10))
         assert got[ids[3]].access_count == 0
         # without accesses, only the log is written
-        store.log_recall(replace(log, id="rc_alone", at=later(11)))
-        assert store.get_recall("rc_alone") == replace(log, id="rc_alone", at=later(11))
+        store.books.log_recall(replace(log, id="rc_alone", at=later(11)))
+        assert store.books.get_recall("rc_alone") == replace(log, id="rc_alone", at=later(11))
         assert store.get_records([ids[1]])[0].access_count == 1

@@ -83,7 +83,7 @@ class TestLedger(CapabilityGroup):
     ) -> None:
         entry = _entry("k", "kept", data={"text": "é ✓ \x00"}, refs=("r",))
         backend.ledger.put([entry])
-        assert backend_reopen(backend).ledger.get("k", "kept") == entry
+        assert backend_reopen(backend).backend.ledger.get("k", "kept") == entry
 
 
 class TestProtocolMembers(CapabilityGroup):

@@ -100,7 +100,7 @@ class TestEpisodes(CapabilityGroup):
     def test_delete_episodes_keeps_only_their_ids(self, store: Store) -> None:
         a, b = _turn(ANA, "keep", with_note=False), _turn(ANA, "forget", with_note=False)
         _write(store, [a, b])
-        assert store.delete_episodes([b.episode.id, "ep_unknown"]) == [b.episode.id]
+        assert store.erasure.delete_episodes([b.episode.id, "ep_unknown"]) == [b.episode.id]
         assert store.get_episode(b.episode.id) is None
         assert [e.id for e in store.recent_episodes(ANA, limit=5)] == [a.episode.id]
         assert store.count(ANA, Kind.EPISODE) == 1
@@ -111,7 +111,7 @@ class TestEpisodes(CapabilityGroup):
         }
         assert _write(store, [b]) == [False]
         assert store.get_episode(b.episode.id) is None
-        assert store.delete_episodes([b.episode.id]) == []
+        assert store.erasure.delete_episodes([b.episode.id]) == []
 
 
 # -- records ------------------------------------------------------------------------------------
@@ -156,7 +156,7 @@ class TestRecords(CapabilityGroup):
             data={"confirmations": 2},
             at=later(11),
         )
-        store.add_records([summary, procedure], rows(unit(0.0, 1.0), unit(0.0, 0.0, 1.0)))
+        store.put_records([summary, procedure], rows(unit(0.0, 1.0), unit(0.0, 0.0, 1.0)))
         assert _same(store.get_record("su_test_1"), summary)
         assert _same(store.get_record("pr_test_1"), procedure)
         assert store.count(ANA, Kind.SUMMARY) == 1 and store.count(ANA, Kind.PROCEDURE) == 1
@@ -164,13 +164,13 @@ class TestRecords(CapabilityGroup):
     def test_an_existing_id_is_refused_and_nothing_changes(self, store: Store) -> None:
         ep = episode(ANA, "x")
         rec = note(ep, kind=Kind.SUMMARY, record_id="su_dup")
-        store.add_records([rec], rows(unit(1.0)))
+        store.put_records([rec], rows(unit(1.0)))
         clash = [
             note(ep, "other", kind=Kind.SUMMARY, record_id="su_new"),
             replace(rec, text="changed"),
         ]
         with pytest.raises(CommonplaceError):
-            store.add_records(clash, rows(unit(1.0), unit(0.0, 1.0)))
+            store.put_records(clash, rows(unit(1.0), unit(0.0, 1.0)))
         assert _same(store.get_record("su_dup"), rec)
         assert store.get_record("su_new", any_status=True) is None
 
@@ -185,8 +185,8 @@ class TestRecords(CapabilityGroup):
             provenance=[eps[0].id, eps[1].id],
             data={"confirmations": 1},
         )
-        store.add_records([first], rows(unit(1.0)))
-        store.touch(["pr_r"], at=later(2))
+        store.put_records([first], rows(unit(1.0)))
+        store.books.touch(["pr_r"], at=later(2))
         current = store.get_record("pr_r")
         assert current is not None and current.access_count == 1
         second = replace(
@@ -197,7 +197,7 @@ class TestRecords(CapabilityGroup):
             tier=Tier.HOT,
         )
         fresh = note(eps[2], "Another", kind=Kind.PROCEDURE, record_id="pr_new")
-        store.replace_records([second, fresh], rows(unit(0.0, 1.0), unit(0.0, 0.0, 1.0)))
+        store.put_records([second, fresh], rows(unit(0.0, 1.0), unit(0.0, 0.0, 1.0)), replace=True)
         assert _same(store.get_record("pr_r"), second)
         assert _same(store.get_record("pr_new"), fresh)
         assert sorted(store.derived_from([eps[0].id, eps[1].id])) == []
@@ -212,7 +212,7 @@ class TestRecords(CapabilityGroup):
         with pytest.raises(InvalidInputError):
             store.write_turns(turns, None)
         with pytest.raises(InvalidInputError):
-            store.add_records([_note(turns[0])], rows(unit(1.0), unit(0.0, 1.0)))
+            store.put_records([_note(turns[0])], rows(unit(1.0), unit(0.0, 1.0)))
         assert store.count(None, Kind.EPISODE) == 0 and store.count(None, Kind.NOTE) == 0
 
     def test_get_record_hides_inactive_records_unless_asked(self, store: Store) -> None:
@@ -308,26 +308,26 @@ class TestCounters(CapabilityGroup):
         turn = _turn(ANA, "touched", at=later(1))
         _write(store, [turn])
         rid = _nid(turn)
-        store.touch([rid], at=later(10))
-        store.touch([rid], at=later(5))
+        store.books.touch([rid], at=later(10))
+        store.books.touch([rid], at=later(5))
         got = store.get_record(rid)
         assert got is not None and got.access_count == 2 and got.last_access == later(10)
-        store.touch(["nt_unknown"], at=later(11))
-        store.touch([], at=later(11))
+        store.books.touch(["nt_unknown"], at=later(11))
+        store.books.touch([], at=later(11))
 
     def test_feedback_counts_uses_and_ignores_and_logs_uses(self, store: Store) -> None:
         a, b = _turn(ANA, "used"), _turn(ANA, "ignored")
         _write(store, [a, b])
         ra, rb = _nid(a), _nid(b)
-        store.record_feedback(used=[ra], ignored=[rb], at=later(3))
-        store.record_feedback(used=[ra], ignored=[], at=later(8))
+        store.books.record_feedback(used=[ra], ignored=[rb], at=later(3))
+        store.books.record_feedback(used=[ra], ignored=[], at=later(8))
         got_a, got_b = store.get_record(ra), store.get_record(rb)
         assert got_a is not None and got_b is not None
         assert (got_a.used_count, got_a.ignored_count, got_a.last_access) == (2, 0, later(8))
         assert (got_b.used_count, got_b.ignored_count, got_b.last_access) == (0, 1, T0)
-        assert store.uses_since([ra, rb], later(0)) == {ra: 2}
-        assert store.uses_since([ra, rb], later(5)) == {ra: 1}
-        assert store.uses_since([ra], later(9)) == {}
+        assert store.books.uses_since([ra, rb], later(0)) == {ra: 2}
+        assert store.books.uses_since([ra, rb], later(5)) == {ra: 1}
+        assert store.books.uses_since([ra], later(9)) == {}
 
 
 # -- updates ------------------------------------------------------------------------------------
@@ -398,7 +398,7 @@ class TestSupersession(CapabilityGroup):
             record_id="su_other",
             provenance=["nt_something_else"],
         )
-        store.add_records([summary, other], rows(unit(1.0), unit(0.0, 1.0)))
+        store.put_records([summary, other], rows(unit(1.0), unit(0.0, 1.0)))
         porto = _turn(
             ANA,
             "I moved to Porto.",
@@ -464,18 +464,18 @@ class TestDeletes(CapabilityGroup):
         a, b = _turn(ANA, "stay"), _turn(ANA, "go")
         _write(store, [a, b], unit(1.0), unit(1.0, 0.1))
         ra, rb = _nid(a), _nid(b)
-        store.reinforce_links([(ra, rb, "entity")], delta=0.5, at=later(1))
-        store.record_feedback(used=[rb], ignored=[], at=later(2))
-        assert store.delete_records([rb, "nt_unknown"]) == [rb]
+        store.links.reinforce_links([(ra, rb, "entity")], delta=0.5, at=later(1))
+        store.books.record_feedback(used=[rb], ignored=[], at=later(2))
+        assert store.erasure.delete_records([rb, "nt_unknown"]) == [rb]
         assert store.get_record(rb, any_status=True) is None
         assert store.derived_from([b.episode.id]) == []
-        assert store.links_of([ra], min_weight=0.0) == []
-        assert store.uses_since([rb], T0) == {}
+        assert store.links.links_of([ra], min_weight=0.0) == []
+        assert store.books.uses_since([rb], T0) == {}
         assert _ids([c.record for c in store.search(ANA, unit(1.0), text="go", limit=5)]) == [ra]
         np.testing.assert_allclose(store.get_vectors([rb]), np.zeros((1, DIM)))
         assert store.count(ANA, Kind.NOTE) == 1
         assert store.get_episode(b.episode.id) == b.episode  # the evidence stays
-        assert store.delete_records([rb]) == []
+        assert store.erasure.delete_records([rb]) == []
 
     def test_derived_from_lists_every_record_citing_a_source(self, store: Store) -> None:
         a, b = _turn(ANA, "a"), _turn(ANA, "b")
@@ -488,7 +488,7 @@ class TestDeletes(CapabilityGroup):
             provenance=[_nid(a), _nid(b)],
             status=Status.INVALID,
         )
-        store.add_records([summary], rows(unit(1.0)))
+        store.put_records([summary], rows(unit(1.0)))
         assert sorted(store.derived_from([a.episode.id, b.episode.id])) == sorted(
             [_nid(a), _nid(b)]
         )

@@ -34,7 +34,7 @@ class TestPin(CapabilityGroup):
     ) -> None:
         backend.write_pin(PIN)
         assert backend.read_pin() == PIN
-        assert backend_reopen(backend).read_pin() == PIN
+        assert backend_reopen(backend).embedding.read_pin() == PIN
 
     def test_writing_the_same_pin_again_changes_nothing(self, backend: Backend) -> None:
         backend.write_pin(PIN)
@@ -67,16 +67,16 @@ def _mixed_store(store: Store) -> list[str]:
     _write(store, turns)
     summary = note(turns[0].episode, "About tea.", kind=Kind.SUMMARY, record_id="su_tea")
     procedure = note(turns[1].episode, "Asks for coffee.", kind=Kind.PROCEDURE, record_id="pr_c")
-    store.add_records([summary, procedure], rows(unit(0.0, 1.0), unit(0.0, 0.0, 1.0)))
+    store.put_records([summary, procedure], rows(unit(0.0, 1.0), unit(0.0, 0.0, 1.0)))
     store.update_records([_nid(turns[2])], at=later(1), status=Status.DELETED)
     return sorted([*map(_nid, turns), "su_tea", "pr_c"])
 
 
 def _stage_all(store: Store, target: EmbedderPin, order: dict[str, int]) -> list[str]:
     staged: list[str] = []
-    while records := store.reembed_pending(target, limit=2):
+    while records := store.embedding.reembed_pending(target, limit=2):
         ids = [r.id for r in records]
-        store.reembed_stage(target, ids, rows(*(_new_vector(order[i]) for i in ids)))
+        store.embedding.reembed_stage(target, ids, rows(*(_new_vector(order[i]) for i in ids)))
         staged += ids
     return staged
 
@@ -88,30 +88,30 @@ class TestReembed(CapabilityGroup):
         self, store: Store
     ) -> None:
         ids = _mixed_store(store)
-        assert store.reembed_state() is None
-        assert sorted(r.id for r in store.reembed_pending(NEW, limit=100)) == ids
-        assert store.reembed_state() == ReembedState(NEW, staged=0, pending=len(ids))
-        assert len(store.reembed_pending(NEW, limit=2)) == 2
+        assert store.embedding.reembed_state() is None
+        assert sorted(r.id for r in store.embedding.reembed_pending(NEW, limit=100)) == ids
+        assert store.embedding.reembed_state() == ReembedState(NEW, staged=0, pending=len(ids))
+        assert len(store.embedding.reembed_pending(NEW, limit=2)) == 2
 
     def test_staged_vectors_wait_for_finish_then_replace_the_live_ones(
         self, store: Store, backend_reopen: Callable[[Backend | Store], Store]
     ) -> None:
         ids = _mixed_store(store)
         order = {rid: i for i, rid in enumerate(ids)}
-        first = store.reembed_pending(NEW, limit=1)[0]
-        store.reembed_stage(NEW, [first.id], rows(_new_vector(order[first.id])))
-        assert store.reembed_state() == ReembedState(NEW, staged=1, pending=len(ids) - 1)
+        first = store.embedding.reembed_pending(NEW, limit=1)[0]
+        store.embedding.reembed_stage(NEW, [first.id], rows(_new_vector(order[first.id])))
+        assert store.embedding.reembed_state() == ReembedState(NEW, staged=1, pending=len(ids) - 1)
         # the progress is in the store, and until the end the store keeps its old model
-        assert backend_reopen(store).reembed_state() == ReembedState(NEW, 1, len(ids) - 1)
-        assert store.read_pin() == PIN
+        assert backend_reopen(store).embedding.reembed_state() == ReembedState(NEW, 1, len(ids) - 1)
+        assert store.embedding.read_pin() == PIN
         found = store.search(ANA, unit(0.0, 1.0), text=None, limit=1)
         assert [c.record.id for c in found] == ["su_tea"]
-        assert store.reembed_finish(NEW) is None  # not everything is staged
-        assert store.read_pin() == PIN
+        assert store.embedding.reembed_finish(NEW) is None  # not everything is staged
+        assert store.embedding.read_pin() == PIN
         assert sorted([first.id, *_stage_all(store, NEW, order)]) == ids
-        assert store.reembed_finish(NEW) == len(ids)
-        assert store.read_pin() == NEW and store.reembed_state() is None
-        assert backend_reopen(store).read_pin() == NEW
+        assert store.embedding.reembed_finish(NEW) == len(ids)
+        assert store.embedding.read_pin() == NEW and store.embedding.reembed_state() is None
+        assert backend_reopen(store).embedding.read_pin() == NEW
         # the new vectors are live: searched, returned, and new writes take the new dimension
         for rid in ("su_tea", "pr_c"):
             hit = store.search(ANA, _new_vector(order[rid]), text=None, limit=1)
@@ -135,39 +135,41 @@ class TestReembed(CapabilityGroup):
         order[_nid(late)] = len(order)
         summary = store.get_record("su_tea")
         assert summary is not None
-        store.replace_records([replace(summary, text="About tea, again.")], rows(unit(0.0, 1.0)))
-        store.delete_records(["pr_c"])
-        assert store.reembed_finish(NEW) is None
-        assert sorted(r.id for r in store.reembed_pending(NEW, limit=100)) == sorted(
+        store.put_records(
+            [replace(summary, text="About tea, again.")], rows(unit(0.0, 1.0)), replace=True
+        )
+        store.erasure.delete_records(["pr_c"])
+        assert store.embedding.reembed_finish(NEW) is None
+        assert sorted(r.id for r in store.embedding.reembed_pending(NEW, limit=100)) == sorted(
             [_nid(late), "su_tea"]
         )
         _stage_all(store, NEW, order)
-        assert store.reembed_finish(NEW) == len(ids)  # one more note, one procedure less
-        assert store.reembed_state() is None
+        assert store.embedding.reembed_finish(NEW) == len(ids)  # one more note, one procedure less
+        assert store.embedding.reembed_state() is None
 
     def test_another_target_abandons_the_unfinished_one(self, store: Store) -> None:
         ids = _mixed_store(store)
         _stage_all(store, NEW, {rid: i for i, rid in enumerate(ids)})
         other = EmbedderPin("commonplace-conformance-v3", DIM)
-        assert len(store.reembed_pending(other, limit=100)) == len(ids)
-        assert store.reembed_state() == ReembedState(other, staged=0, pending=len(ids))
+        assert len(store.embedding.reembed_pending(other, limit=100)) == len(ids)
+        assert store.embedding.reembed_state() == ReembedState(other, staged=0, pending=len(ids))
         with pytest.raises(StoreError, match="in progress"):
-            store.reembed_stage(NEW, ids[:1], rows(_new_vector(0)))
+            store.embedding.reembed_stage(NEW, ids[:1], rows(_new_vector(0)))
         with pytest.raises(StoreError, match="in progress"):
-            store.reembed_finish(NEW)
-        assert store.read_pin() == PIN
+            store.embedding.reembed_finish(NEW)
+        assert store.embedding.read_pin() == PIN
 
     def test_vectors_of_the_wrong_shape_are_refused(self, store: Store) -> None:
         ids = _mixed_store(store)
-        store.reembed_pending(NEW, limit=1)
+        store.embedding.reembed_pending(NEW, limit=1)
         with pytest.raises(InvalidInputError):
-            store.reembed_stage(NEW, ids[:1], rows(unit(1.0)))  # the old dimension
+            store.embedding.reembed_stage(NEW, ids[:1], rows(unit(1.0)))  # the old dimension
         with pytest.raises(InvalidInputError):
-            store.reembed_stage(NEW, ids[:2], rows(_new_vector(0)))  # one row for two ids
-        assert store.reembed_state() == ReembedState(NEW, staged=0, pending=len(ids))
+            store.embedding.reembed_stage(NEW, ids[:2], rows(_new_vector(0)))  # one row for two ids
+        assert store.embedding.reembed_state() == ReembedState(NEW, staged=0, pending=len(ids))
 
     def test_a_store_without_vectors_is_just_pinned(self, backend: Backend) -> None:
         empty = Store(backend)
-        assert empty.reembed_pending(NEW, limit=10) == []
-        assert empty.reembed_finish(NEW) == 0
-        assert empty.read_pin() == NEW and empty.reembed_state() is None
+        assert empty.embedding.reembed_pending(NEW, limit=10) == []
+        assert empty.embedding.reembed_finish(NEW) == 0
+        assert empty.embedding.read_pin() == NEW and empty.embedding.reembed_state() is None

@@ -75,10 +75,10 @@ class TestAtomicity(CapabilityGroup):
             True,
         ]
         assert [store.get_record(r) is not None for r in (a, b)] == [True, True]
-        assert store.conflicts(ANA, open_only=True) == [conflict]
-        assert store.get_card(ANA, PROFILE_CARD) == card
+        assert store.books.conflicts(ANA, open_only=True) == [conflict]
+        assert store.books.get_card(ANA, PROFILE_CARD) == card
         if isinstance(store.backend, LinkGraph):
-            (link,) = store.links_of([a], min_weight=0.0)
+            (link,) = store.links.links_of([a], min_weight=0.0)
             assert {link.a, link.b} == {a, b} and link.kind == "session"
             assert link.weight == pytest.approx(0.3)
 
@@ -93,9 +93,9 @@ class TestAtomicity(CapabilityGroup):
             entries=(conflict_entry(Conflict("cf_again", ANA, "x", "y", (_nid(said),), T0)),),
         )
         assert store.apply(WriteBatch([again], rows(unit(1.0)))) == [False]
-        assert store.conflicts(ANA, open_only=False) == []
+        assert store.books.conflicts(ANA, open_only=False) == []
         if isinstance(store.backend, LinkGraph):
-            assert store.links_of([_nid(said)], min_weight=0.0) == []
+            assert store.links.links_of([_nid(said)], min_weight=0.0) == []
 
     def test_a_refused_batch_stores_none_of_its_entries(self, store: Store) -> None:
         turn = replace(
@@ -105,8 +105,8 @@ class TestAtomicity(CapabilityGroup):
         card = Card(ANA, PROFILE_CARD, "never", T0)
         with pytest.raises(InvalidInputError):
             store.apply(WriteBatch([turn], rows(unit(1.0), unit(1.0)), [card_entry(card)]))
-        assert store.conflicts(ANA, open_only=False) == []
-        assert store.get_card(ANA, PROFILE_CARD) is None
+        assert store.books.conflicts(ANA, open_only=False) == []
+        assert store.books.get_card(ANA, PROFILE_CARD) is None
         assert store.count(None, Kind.EPISODE) == 0
 
     def test_sending_a_batch_again_is_safe(self, store: Store) -> None:
@@ -141,14 +141,14 @@ class TestConcurrency(CapabilityGroup):
 
         def job(i: int) -> None:
             for n in range(10):
-                store.touch(ids, at=later(n))
-                store.record_feedback(used=[ids[0]], ignored=[ids[1]], at=later(n))
+                store.books.touch(ids, at=later(n))
+                store.books.record_feedback(used=[ids[0]], ignored=[ids[1]], at=later(n))
 
         _run(6, job)
         got = {r.id: r for r in store.get_records(ids)}
         assert [got[i].access_count for i in ids] == [60, 60, 60]
         assert (got[ids[0]].used_count, got[ids[1]].ignored_count) == (60, 60)
-        assert store.uses_since([ids[0]], T0) == {ids[0]: 60}
+        assert store.books.uses_since([ids[0]], T0) == {ids[0]: 60}
 
     def test_concurrent_writers_of_different_turns(self, store: Store) -> None:
         def job(i: int) -> list[bool]:
@@ -181,7 +181,7 @@ class TestConcurrency(CapabilityGroup):
                 elif i == 2:
                     store.update_records([rid], at=later(n), valid_to=later(100))
                 else:
-                    store.touch([rid], at=later(n))
+                    store.books.touch([rid], at=later(n))
 
         _run(4, job)
         got = store.get_record(rid)
@@ -201,10 +201,10 @@ class TestConcurrency(CapabilityGroup):
         others = [store, backend_reopen(store), backend_reopen(store)]
         for race in range(10):
             recall = RecallLog(f"rc_race_{race}", ANA, later(race), ("nt_x",))
-            store.log_recall(recall)
+            store.books.log_recall(recall)
 
             def answer(i: int, recall_id: str = recall.id) -> bool:
-                return others[i % 3].mark_recall_feedback(recall_id, at=later(i))
+                return others[i % 3].books.mark_recall_feedback(recall_id, at=later(i))
 
             wins = _run(6, answer)
             assert wins.count(True) == 1, (race, wins)
@@ -221,7 +221,7 @@ class TestConcurrency(CapabilityGroup):
 
         def job(i: int) -> None:
             for n in range(10):
-                (store if i % 2 else other).touch([rid], at=later(n))
+                (store if i % 2 else other).books.touch([rid], at=later(n))
 
         _run(4, job)
         for backend in (store, other):
@@ -239,24 +239,26 @@ class TestStoreLifecycle(CapabilityGroup):
         self, backend_factory: Callable[[], Backend]
     ) -> None:
         closed = Store(backend_factory())
-        closed.write_pin(PIN)
+        closed.embedding.write_pin(PIN)
         turn = _turn(ANA, "before closing")
         _write(closed, [turn])
         closed.close()
         closed.close()  # twice is fine
         calls: list[Callable[[], object]] = [
-            closed.read_pin,
+            closed.embedding.read_pin,
             lambda: closed.get_record(_nid(turn)),
             lambda: closed.search(ANA, unit(1.0), text="x", limit=3),
             lambda: closed.count(ANA, Kind.NOTE),
-            lambda: closed.touch([_nid(turn)], at=later(1)),
+            lambda: closed.books.touch([_nid(turn)], at=later(1)),
             lambda: _write(closed, [_turn(ANA, "after closing")]),
             lambda: closed.read_batch(
                 listings=(RecordQuery(scope=ANA),),
                 search=SearchQuery(ANA, unit(1.0), "x", 3),
                 cards=((ANA, "profile"),),
             ),
-            lambda: closed.log_recall(RecallLog("rc_closed", ANA, later(1), ()), accessed=["x"]),
+            lambda: closed.books.log_recall(
+                RecallLog("rc_closed", ANA, later(1), ()), accessed=["x"]
+            ),
         ]
         for call in calls:
             with pytest.raises(StoreClosedError):
@@ -268,7 +270,7 @@ class TestStoreLifecycle(CapabilityGroup):
         turn = _turn(ANA, "persisted")
         _write(store, [turn])
         again = backend_reopen(store)
-        assert again.read_pin() == PIN
+        assert again.embedding.read_pin() == PIN
         assert _same(again.get_record(_nid(turn)), _note(turn))
         assert again.get_episode(turn.episode.id) == turn.episode
 

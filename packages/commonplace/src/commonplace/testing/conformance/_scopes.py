@@ -77,23 +77,27 @@ class TestScopes(CapabilityGroup):
 
     def test_bookkeeping_is_scoped_too(self, store: Store) -> None:
         for scope in (ANA, ANA_T1, BOB):
-            store.append_audit([AuditEntry(T0, scope, "demote", "rule", f"id-{scope}")])
-            store.add_conflict(Conflict(f"c-{scope}", scope, "Tom", "two Toms", ("a", "b"), T0))
-        assert {e.scope for e in store.audit_log(ANA, limit=10)} == {ANA, ANA_T1}
-        assert {e.scope for e in store.audit_log(None, limit=10)} == {ANA, ANA_T1, BOB}
-        assert {c.scope for c in store.conflicts(BOB, open_only=True)} == {BOB}
+            store.books.append_audit([AuditEntry(T0, scope, "demote", "rule", f"id-{scope}")])
+            store.books.add_conflict(
+                Conflict(f"c-{scope}", scope, "Tom", "two Toms", ("a", "b"), T0)
+            )
+        assert {e.scope for e in store.books.audit_log(ANA, limit=10)} == {ANA, ANA_T1}
+        assert {e.scope for e in store.books.audit_log(None, limit=10)} == {ANA, ANA_T1, BOB}
+        assert {c.scope for c in store.books.conflicts(BOB, open_only=True)} == {BOB}
 
     def test_delete_scope_removes_everything_it_sees_and_nothing_else(self, store: Store) -> None:
         keep = _turn(BOB, "bob stays")
         gone = [_turn(ANA, "ana 1"), _turn(ANA_T1, "ana 2"), _turn(ANA, "ana 3", with_note=False)]
         _write(store, [keep, *gone])
         summary = note(gone[0].episode, "ana summary", kind=Kind.SUMMARY, record_id="su_ana")
-        store.add_records([summary], rows(unit(1.0)))
-        store.append_audit([AuditEntry(T0, ANA, "a", "r", "x"), AuditEntry(T0, BOB, "a", "r", "y")])
-        store.log_recall(RecallLog("rc_ana", ANA, T0, ("x",)))
-        store.add_conflict(Conflict("cf_ana", ANA_T1, "Tom", "why", ("x",), T0))
-        store.put_card(Card(ANA, "profile", "Ana", T0))
-        store.put_card(Card(BOB, "profile", "Bob", T0))
+        store.put_records([summary], rows(unit(1.0)))
+        store.books.append_audit(
+            [AuditEntry(T0, ANA, "a", "r", "x"), AuditEntry(T0, BOB, "a", "r", "y")]
+        )
+        store.books.log_recall(RecallLog("rc_ana", ANA, T0, ("x",)))
+        store.books.add_conflict(Conflict("cf_ana", ANA_T1, "Tom", "why", ("x",), T0))
+        store.books.put_card(Card(ANA, "profile", "Ana", T0))
+        store.books.put_card(Card(BOB, "profile", "Bob", T0))
         counts = delete_scope(store, ANA)
         assert counts["records"] == 3 and counts["episodes"] == 3
         assert counts["audit"] == 1 and counts["recalls"] == 1 and counts["conflicts"] == 1
@@ -101,8 +105,11 @@ class TestScopes(CapabilityGroup):
         assert store.count(ANA, Kind.NOTE) == 0 and store.count(ANA, Kind.EPISODE) == 0
         assert store.search(ANA, unit(1.0), text="ana", limit=10) == []
         assert store.get_record("su_ana", any_status=True) is None
-        assert store.get_recall("rc_ana") is None and store.get_card(ANA, "profile") is None
-        assert store.count(BOB, Kind.NOTE) == 1 and store.get_card(BOB, "profile") is not None
+        assert (
+            store.books.get_recall("rc_ana") is None
+            and store.books.get_card(ANA, "profile") is None
+        )
+        assert store.count(BOB, Kind.NOTE) == 1 and store.books.get_card(BOB, "profile") is not None
         assert store.get_episode(keep.episode.id) == keep.episode
         # the scope can be written to again afterwards
         assert _write(store, [gone[0]]) == [True]
@@ -132,31 +139,31 @@ class TestScopes(CapabilityGroup):
             record_id="su_kept",
             provenance=[_nid(kept)],
         )
-        store.add_records(
+        store.put_records(
             [summary, procedure, other], rows(unit(1.0), unit(0.0, 1.0), unit(0.0, 0.0, 1.0))
         )
-        store.append_audit(
+        store.books.append_audit(
             [
                 AuditEntry(T0, ANA, "merge", "r", _nid(gone)),
                 AuditEntry(T0, ANA, "merge", "r", _nid(kept)),
                 AuditEntry(T0, ANA_T1, "demote", "r", "x"),
             ]
         )
-        store.add_conflict(Conflict("cf_gone", BOB, "Tom", "why", (_nid(gone), "y"), T0))
-        store.add_conflict(Conflict("cf_kept", ANA, "Tom", "why", (_nid(kept),), T0))
+        store.books.add_conflict(Conflict("cf_gone", BOB, "Tom", "why", (_nid(gone), "y"), T0))
+        store.books.add_conflict(Conflict("cf_kept", ANA, "Tom", "why", (_nid(kept),), T0))
         for scope in (ANA, ANA_T1, ANA_T2, Scope(thread="t1"), BOB):
-            store.put_card(Card(scope, "profile", f"card of {scope}", T0))
+            store.books.put_card(Card(scope, "profile", f"card of {scope}", T0))
         counts = delete_scope(store, ANA_T1)
         assert counts["records"] == 3 and counts["audit"] == 2
         for rid in (_nid(gone), "su_from_t1", "pr_from_su"):
             assert store.get_record(rid, any_status=True) is None
         assert store.get_record("su_kept") is not None and store.get_record(_nid(kept))
-        assert [e.record_id for e in store.audit_log(None, limit=10)] == [_nid(kept)]
-        assert [c.id for c in store.conflicts(None, open_only=False)] == ["cf_kept"]
+        assert [e.record_id for e in store.books.audit_log(None, limit=10)] == [_nid(kept)]
+        assert [c.id for c in store.books.conflicts(None, open_only=False)] == ["cf_kept"]
         # the cards written from the forgotten notes go (Ana's, the thread's); a thread card
         # of user-less runs was never written from Ana's notes (``Scope.owns``) and stays
         assert {
             s
             for s in (ANA, ANA_T1, ANA_T2, Scope(thread="t1"), BOB)
-            if store.get_card(s, "profile") is not None
+            if store.books.get_card(s, "profile") is not None
         } == {ANA_T2, BOB, Scope(thread="t1")}

@@ -111,7 +111,7 @@ class TestSearch(CapabilityGroup):
         store.update_records([_nid(turns[1])], at=later(1), status=Status.INVALID)
         store.update_records([_nid(turns[2])], at=later(1), status=Status.DELETED)
         summary = note(turns[0].episode, "summary", kind=Kind.SUMMARY, record_id="su_k")
-        store.add_records([summary], rows(unit(1.0)))
+        store.put_records([summary], rows(unit(1.0)))
         every = store.search(ANA, unit(1.0), text="active invalid deleted summary", limit=10)
         assert {c.record.id for c in every} == {_nid(turns[0]), "su_k"}
         notes = store.search(ANA, unit(1.0), text="summary", limit=10, kinds=(Kind.NOTE,))
@@ -131,7 +131,7 @@ class TestSearch(CapabilityGroup):
         _write(store, turns, unit(1.0), unit(0.0, 1.0), unit(1.0, 1.0), unit(0.0, 1.0))
         store.update_records([_nid(turns[2])], at=later(1), status=Status.DELETED)
         summary = note(turns[0].episode, "s", kind=Kind.SUMMARY, record_id="su_n")
-        store.add_records([summary], rows(unit(1.0, 1.0)))
+        store.put_records([summary], rows(unit(1.0, 1.0)))
         got = store.nearest(ANA, rows(unit(1.0, 0.9), unit(0.1, 1.0)))
         assert [g[0] if g else None for g in got] == [_nid(turns[0]), _nid(turns[1])]
         assert got[0] is not None and got[0][1] == pytest.approx(
@@ -153,7 +153,7 @@ class TestSearch(CapabilityGroup):
         turn = _turn(ANA, "counted")
         _write(store, [turn])
         rid = _nid(turn)
-        store.touch([rid], at=later(2))
+        store.books.touch([rid], at=later(2))
         (hit,) = store.search(ANA, unit(1.0), text=None, limit=3)
         assert hit.record.access_count == 1 and hit.record.last_access == later(2)
         assert hit.record.provenance == (turn.episode.id,)
