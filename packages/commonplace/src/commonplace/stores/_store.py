@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -79,9 +79,11 @@ ALL_STATUSES = tuple(Status)
 @dataclass(frozen=True, slots=True)
 class Reads(BatchAnswer):
     """What :meth:`Store.read_batch` read: a :class:`BatchAnswer` with, per card asked,
-    the card (decoded from its ledger entry) or None."""
+    the card (decoded from its ledger entry) or None, and the ``disputes`` read (if any)
+    decoded, oldest first, as :meth:`Store.disputes_of` gives them."""
 
     cards: tuple[Card | None, ...] = ()
+    dispute_list: tuple[Dispute, ...] = ()
 
 
 class Store:
@@ -200,13 +202,17 @@ class Store:
         vectors: bool = False,
         link_seeds: int = 0,
         link_min_weight: float = 0.0,
+        disputes: bool = False,
+        turns: int = 0,
+        turn_seeds: int = 0,
     ) -> Reads:
         """Reads that do not depend on one another, in one call when the backend has
         :class:`BatchReads` (else one by one): what ``iter_records`` gives per listing,
         ``search``, ``get_card`` per (scope, kind), with ``vectors`` the vectors of the
         listed records the backend read with them (none one by one: a caller reads the
         rest with ``get_vectors``), and with ``link_seeds`` ``links_of`` about that many
-        of the best hits (see :class:`ReadBatch`)."""
+        of the best hits; with ``disputes`` and ``turns`` perhaps the disputes of what it
+        read and the turns of the best hits (see :class:`ReadBatch`)."""
         batch = ReadBatch(
             listings=tuple(listings),
             search=search,
@@ -214,6 +220,9 @@ class Store:
             vectors=vectors,
             link_seeds=link_seeds if isinstance(self.backend, LinkGraph) else 0,
             link_min_weight=link_min_weight,
+            disputes=disputes,
+            turns=turns,
+            turn_seeds=turn_seeds,
         )
         if isinstance(self.backend, BatchReads):
             answer = self.backend.read_batch(batch)
@@ -226,7 +235,12 @@ class Store:
             answer.vectors,
             answer.linked,
             answer.links,
+            answer.disputes,
+            answer.disputed,
+            answer.episodes,
+            answer.turns_read,
             cards=tuple(card_of(e, scope, kind) for e, (scope, kind) in zip(answer.entries, cards)),
+            dispute_list=_disputes(answer.disputes),
         )
 
     def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
@@ -600,8 +614,7 @@ class Store:
         """The disputes naming any of these records, oldest first."""
         if not record_ids:
             return []
-        found = [dispute_of(e) for e in self.ledger.list(DISPUTE, refs=record_ids)]
-        return sorted(found, key=lambda d: (d.at, d.newer, d.older))
+        return list(_disputes(self.ledger.list(DISPUTE, refs=record_ids)))
 
     # -- cards ------------------------------------------------------------------------------
 
@@ -610,6 +623,12 @@ class Store:
 
     def put_card(self, card: Card) -> None:
         self.ledger.put([card_entry(card)])
+
+
+def _disputes(entries: Iterable[LedgerEntry]) -> tuple[Dispute, ...]:
+    """Dispute entries decoded, oldest first."""
+    found = [dispute_of(e) for e in entries]
+    return tuple(sorted(found, key=lambda d: (d.at, d.newer, d.older)))
 
 
 def owner_of(scope: Scope) -> Scope:
