@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pytest
 
-from commonplace import HashingEmbedder, Kind, ManualClock, Memory, Record, Scope, Tags
+from commonplace import HashingEmbedder, Kind, ManualClock, Memory, Recall, Record, Scope, Tags
 from commonplace.stores import RecordQuery, TurnWrite, WriteBatch
 from commonplace.testing import T0, episode, note, unit
 from commonplace_weaviate import WeaviateBackend
@@ -133,33 +133,66 @@ def test_a_turn_outside_its_records_tenant_is_found_by_its_locator(
     assert [e.text for e in backend.get_episodes([bob_turn.id])] == ["bob likes tea"]
 
 
+_FACTS = (
+    "I drink green tea every morning.",
+    "My sister Joana lives in Porto.",
+    "I am learning the cello.",
+    "I moved to Lisbon last year.",
+    "My dog is called Pastel.",
+)
+
+
+def _counted_recall(
+    url: str, facts: tuple[str, ...], query: str, *, latency: float = 0.0
+) -> tuple[Recall, Tally]:
+    """A recall of ``query`` on a store of ``facts`` (ana's, an hour apart), with the
+    requests it sent (a first recall has seen the scope's tenants)."""
+    clock = ManualClock(T0)
+    with Memory(url, embedder=HashingEmbedder(), clock=clock) as memory:
+        for text in facts:
+            memory.write(text, scope="ana")
+            clock.advance(hours=1)
+        clock.advance(days=1)
+        memory.recall("what does the user drink?", scope="ana")  # the scope's tenants seen
+        tally = Tally(active=True, latency=latency)
+        count_requests(memory.backend.client, tally)  # type: ignore[attr-defined]
+        recall = memory.recall(query, scope="ana")
+        tally.active = False
+    return recall, tally
+
+
 def test_a_recall_sends_few_requests(
     weaviate_backend_factory: Callable[[], WeaviateBackend],
 ) -> None:
-    clock = ManualClock(T0)
-    url = weaviate_backend_factory().url
-    with Memory(url, embedder=HashingEmbedder(), clock=clock) as memory:
-        for text in (
-            "I drink green tea every morning.",
-            "My sister Joana lives in Porto.",
-            "I am learning the cello.",
-            "I moved to Lisbon last year.",
-            "My dog is called Pastel.",
-        ):
-            memory.write(text, scope="ana")
-        clock.advance(days=1)
-        memory.recall("what does the user drink?", scope="ana")  # the scope's tenants seen
-        tally = Tally(active=True)
-        count_requests(memory.backend.client, tally)  # type: ignore[attr-defined]
-        recall = memory.recall("who is Joana?", scope="ana")
-        tally.active = False
+    recall, tally = _counted_recall(weaviate_backend_factory().url, _FACTS, "who is Joana?")
     assert "Porto" in recall.text
     # The core asks for its first reads together (read_batch: the hot records, the recent
-    # notes, the candidates with their links, the profile card), then for the turns for
-    # excerpts, then counts the accesses and logs the recall in one call (touch_and_put):
-    # three calls. The batch waits twice (the rows, then their counters, the keyword hits'
-    # cosines and the links): four rounds, which a request finishing before the next of
+    # notes, the candidates with their links, disputes and turns, the profile card), then
+    # counts the accesses and logs the recall in one call (touch_and_put). The batch waits
+    # twice (the rows, then their counters, the keyword hits' cosines, the links, the
+    # disputes and the turns): three rounds, which a request finishing before the next of
     # its round is sent may split. The tenant lookup, the keyword query and the turns'
     # locators travel alongside; the two writes go side by side.
     assert tally.rounds <= 6, tally
     assert sum(tally.requests.values()) <= 13, tally
+
+
+def test_a_recall_waits_for_the_server_three_times_at_most(
+    weaviate_backend_factory: Callable[[], WeaviateBackend],
+) -> None:
+    """A recall that searches waits three times: its first reads, what they name (counters,
+    the keyword hits' cosines, links, disputes, the turns excerpts quote), and its end (the
+    access events and its log). Each request is held back a little, as over a network, so
+    the requests of one round overlap for certain and the count is what waits for what,
+    not how fast the server answered. (A dispute naming a record the recall did not read
+    yet, or a chain of supersessions, costs the rounds of reading it.)"""
+    facts = (
+        *_FACTS,
+        "Joana is a nurse at the Santo António hospital.",
+        "I play the cello with Joana on Sundays.",
+        "I walk Pastel along the river after work.",
+    )
+    url = weaviate_backend_factory().url
+    recall, tally = _counted_recall(url, facts, "where does Joana work?", latency=0.03)
+    assert recall.searched and "Joana" in recall.text
+    assert tally.rounds <= 3, tally.per_round

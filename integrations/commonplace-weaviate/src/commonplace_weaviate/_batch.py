@@ -11,7 +11,9 @@ for their counters) and look the scope's tenants up three times. Here, on one sc
   BM25 queries, and the ledger reads;
 * the second round reads the counters of every row the first returned in one aggregate,
   with the keyword-only hits' cosines, the provenance merges added and, if asked, the links
-  of the best vector hits (``Search._hits``).
+  of the best vector hits (``Search._hits``), the disputes naming any record the first
+  returned and the turns of the best vector hits (what a recall reads next: read now, it
+  waits for no round of its own).
 
 A listing longer than one page reads its further pages after that, and a listing of
 another scope, of every scope or by source is read on its own (``iter_records``).
@@ -27,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from commonplace import Record, Scope
+from commonplace import Episode, Record, Scope
 from commonplace.embedders import Vectors
-from commonplace.stores import BatchAnswer, LedgerEntry, ReadBatch, RecordQuery
+from commonplace.stores import BatchAnswer, LedgerEntry, LedgerKind, ReadBatch, RecordQuery
 
 from . import _schema as S
 from ._connection import MAX_RESULTS
@@ -77,6 +79,8 @@ class Batches(Search):
                     found.append(item)
         pages = [rows for n in together for _, rows in firsts[n]]
         also = [row for rows in pages for row in rows]
+        disputed, disputing = self._read_disputes(batch, found, also)
+        turns_read, turning = self._read_turns(batch, found)
         if asked is not None and scope is not None:
             second = self._hits(
                 scope,
@@ -103,7 +107,49 @@ class Batches(Search):
             vectors,
             second.linked,
             second.links,
+            tuple(disputing.result()) if disputing is not None else (),
+            disputed,
+            tuple(turning.result()) if turning is not None else (),
+            turns_read,
         )
+
+    def _read_disputes(
+        self, batch: ReadBatch, found: list[Found], also: list[Row]
+    ) -> tuple[frozenset[str], Future[list[LedgerEntry]] | None]:
+        """If asked, the disputes naming any record the first round returned, sent now."""
+        if not batch.disputes:
+            return frozenset(), None
+        ids = frozenset(
+            [str(f[2]["record_id"]) for f in found if f[0] in ("v", "k")]
+            + [str(row["record_id"]) for row in also]
+        )
+        if not ids:
+            return ids, None
+        kind = LedgerKind.DISPUTE.value
+        return ids, self._side.submit(partial(self._ledger.list, kind, refs=sorted(ids)))
+
+    def _read_turns(
+        self, batch: ReadBatch, found: list[Found]
+    ) -> tuple[frozenset[str], Future[list[Episode]] | None]:
+        """If asked, the turns of the best vector hits (those whose rows give their whole
+        provenance: merges add to it), sent now."""
+        if batch.turns <= 0 or batch.turn_seeds <= 0:
+            return frozenset(), None
+        best = sorted((f for f in found if f[0] == "v"), key=lambda f: -f[1])
+        seeds: dict[str, Row] = {}
+        for _, _, row, _ in best:
+            seeds.setdefault(str(row["record_id"]), row)
+            if len(seeds) >= batch.turn_seeds:
+                break
+        wanted = frozenset(
+            e
+            for row in seeds.values()
+            if not row.get("merged")
+            for e in sorted({str(e) for e in row.get("provenance") or ()})[-batch.turns :]
+        )
+        if not wanted:
+            return wanted, None
+        return wanted, self._side.submit(self.get_episodes, sorted(wanted))
 
     def _first_round(
         self, batch: ReadBatch, together: list[int], asked: Asked | None

@@ -64,6 +64,11 @@ class Connection:
             self._pool = ThreadPoolExecutor(
                 max_workers=settings.workers, thread_name_prefix="commonplace-weaviate"
             )
+            # reads that themselves wait for reads in ``_pool`` (so never in it: a full pool
+            # would wait for itself)
+            self._side = ThreadPoolExecutor(
+                max_workers=2, thread_name_prefix="commonplace-weaviate-side"
+            )
             self._ensure_schema()
         except BaseException:
             self._client.close()
@@ -88,6 +93,7 @@ class Connection:
             if self._closed:
                 return
             self._closed = True
+        self._side.shutdown(wait=True)
         self._pool.shutdown(wait=True)
         self._client.close()
 

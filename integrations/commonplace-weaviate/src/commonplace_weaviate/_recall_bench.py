@@ -94,7 +94,12 @@ class Tally:
     calls: Counter[str] = field(default_factory=Counter)
     call_us: Counter[str] = field(default_factory=Counter)  # wall time per call name, microseconds
     rounds: int = 0  # waits for the server: requests sent while none was in flight
+    # the requests of each round, in order (a round's labels sorted)
+    per_round: list[list[str]] = field(default_factory=list)
     in_flight: int = 0
+    # seconds each request waits before it is sent, as over a slower network: the requests
+    # of one round then overlap for certain, so ``rounds`` counts what waits for what
+    latency: float = 0.0
     backend_s: float = 0.0
     searches: list[Any] = field(default_factory=list)  # SearchRequests, when capturing
     capture: bool = False
@@ -107,6 +112,7 @@ class Tally:
             self.calls.clear()
             self.call_us.clear()
             self.rounds = 0
+            self.per_round.clear()
             self.backend_s = 0.0
             self.searches.clear()
 
@@ -124,11 +130,16 @@ def count_requests(client: Any, tally: Tally) -> None:
             return send()
         with tally.lock:
             tally.requests[label] += 1
-            tally.rounds += tally.in_flight == 0
+            if tally.in_flight == 0:
+                tally.rounds += 1
+                tally.per_round.append([])
+            tally.per_round[-1].append(label)
             tally.in_flight += 1
             if tally.capture and label == "grpc Search":
                 tally.searches.append(request)
         try:
+            if tally.latency:
+                time.sleep(tally.latency)
             return send()
         finally:
             with tally.lock:
@@ -264,6 +275,8 @@ class Run:
     calls: Counter[str] = field(default_factory=Counter)
     call_us: Counter[str] = field(default_factory=Counter)
     rounds: int = 0
+    # how often each round (its number, its requests) was seen
+    round_kinds: Counter[tuple[int, str]] = field(default_factory=Counter)
     # the server's CPU seconds over every recall and every raw pair (when its pid is known)
     recall_server_s: float | None = None
     raw_server_s: float | None = None
@@ -359,6 +372,10 @@ def measure(
                             run.backend_ms.append(tally.backend_s * 1000)
                             run.requests.update(tally.requests)
                             run.rounds += tally.rounds
+                            run.round_kinds.update(
+                                (n, _requests_of(labels))
+                                for n, labels in enumerate(tally.per_round, 1)
+                            )
                             run.calls.update(tally.calls)
                             run.call_us.update(tally.call_us)
                         else:
@@ -453,21 +470,31 @@ def _cells(row: Sequence[float]) -> str:
     return "".join(f"{v:>11.2f}x" if i == 4 else f"{v:>12.2f}" for i, v in enumerate(row))
 
 
+def _requests_of(labels: Sequence[str]) -> str:
+    """A round's requests, e.g. ``"grpc Aggregate, 2 grpc Search"``."""
+    counted = Counter(labels)
+    return ", ".join(f"{n} {k}" if n > 1 else k for k, n in sorted(counted.items()))
+
+
 def trips(runs: Sequence[Run], queries: int) -> str:
-    """Requests and backend calls per recall, averaged over every run."""
+    """Requests and backend calls per recall, averaged over every run, and the rounds:
+    which requests each one sent, most seen first (their share of the recalls)."""
     total = queries * len(runs)
     requests: Counter[str] = Counter()
     calls: Counter[str] = Counter()
     call_us: Counter[str] = Counter()
+    kinds: Counter[tuple[int, str]] = Counter()
     for r in runs:
         requests.update(r.requests)
         calls.update(r.calls)
         call_us.update(r.call_us)
+        kinds.update(r.round_kinds)
     rounds = sum(r.rounds for r in runs)
-    lines = [
-        f"rounds per recall (waits for the server): {rounds / total:.2f}",
-        f"requests per recall: {sum(requests.values()) / total:.2f}",
-    ]
+    lines = [f"rounds per recall (waits for the server): {rounds / total:.2f}"]
+    for n in sorted({n for n, _ in kinds}):
+        seen = sorted(((c, k) for (m, k), c in kinds.items() if m == n), reverse=True)
+        lines += [f"  round {n} ({c / total:.0%}): {k}" for c, k in seen[:3]]
+    lines += [f"requests per recall: {sum(requests.values()) / total:.2f}"]
     lines += [f"  {k:<40}{v / total:>7.2f}" for k, v in requests.most_common()]
     lines.append(
         f"backend calls per recall: {sum(calls.values()) / total:.2f}, "

@@ -15,13 +15,23 @@ its predecessor's relevance, a linked record part of its neighbour's) work with.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
 
 from .._config import Config
-from .._records import Kind, Modality, Record, Role, Status, Tier, episode_id, search_text
+from .._records import (
+    Episode,
+    Kind,
+    Modality,
+    Record,
+    Role,
+    Status,
+    Tier,
+    episode_id,
+    search_text,
+)
 from .._scope import Scope
 from .._scope import owner_scope as card_scope
 from .._text import WORD, keyword_coverage
@@ -30,15 +40,20 @@ from ..stores import (
     PROFILE_CARD,
     ROLLING_SUMMARY,
     Candidate,
+    Dispute,
     Reads,
     RecordQuery,
     SearchQuery,
     Store,
 )
+from ._excerpts import MAX_TURNS_PER_NOTE
 
 # how many steps along a supersession chain are followed (a longer one is cut there)
 MAX_CHAIN = 8
 _LINK_SEEDS = 10
+# how many of the best hits by similarity have their turns read with the search (those the
+# excerpts of the best few notes come from, mostly; the compile stage reads any others)
+_TURN_SEEDS = 10
 # what a note's line costs in the context, about (LoCoMo's notes and the synthetic ones
 # of the scale benchmark: 25 to 35 tokens), to size the candidate pool from the budget
 _TOKENS_PER_NOTE = 30
@@ -74,7 +89,10 @@ class Candidates:
     ("linked from nt_..."). ``vectors`` are the vectors the store sent along with the
     listings, by id (scoring the hot and recent records reads no more).
     ``profile`` and ``summary`` are the texts of the profile card and of the thread's
-    rolling summary as the recall shows them ("" for none).
+    rolling summary as the recall shows them ("" for none). ``disputes`` are the
+    disputes naming any of the ``disputed`` records and ``turns`` the episodes found of
+    the ids ``turns_read``, when the store read them with the rest (else empty: the
+    compile stage reads what it needs).
     """
 
     vector: Vectors
@@ -86,6 +104,10 @@ class Candidates:
     vectors: Mapping[str, Vectors]
     profile: str
     summary: str
+    disputes: tuple[Dispute, ...] = ()
+    disputed: frozenset[str] = frozenset()
+    turns: Mapping[str, Episode] = field(default_factory=dict)
+    turns_read: frozenset[str] = frozenset()
 
 
 class CandidateReader:
@@ -125,6 +147,10 @@ class CandidateReader:
             vectors=True,
             link_seeds=_LINK_SEEDS if config.link_expand else 0,
             link_min_weight=config.link_min_weight,
+            # what the compile stage reads next, if the store can read it meanwhile
+            disputes=True,
+            turns=MAX_TURNS_PER_NOTE,
+            turn_seeds=_TURN_SEEDS,
         )
         listed, newest = first.listings
         hot = tuple(r for r in listed if _shown(r, request))
@@ -149,6 +175,10 @@ class CandidateReader:
             vectors=first.vectors,
             profile=profile,
             summary=summary,
+            disputes=first.dispute_list,
+            disputed=first.disputed,
+            turns={e.id: e for e in first.episodes},
+            turns_read=first.turns_read,
         )
 
     def _card_then(self, scope: Scope, when: datetime, kind: str) -> str:

@@ -93,7 +93,7 @@ class RecallCompiler:
         relevant = list(ranking.relevant)
         # everything the context may show is checked, whatever section it lands in
         considered = {r.id: r for r in [*(i.record for i in relevant), *hot, *recent]}
-        disputed, partners = self._disputes(considered, scope, as_of)
+        disputed, partners = self._disputes(considered, scope, as_of, found)
         relevant += self._ranker.score(partners, request, found, best=ranking.best)
         considered.update((r.id, r) for r in partners)
         logical = find_disagreements(list(considered.values()))
@@ -103,7 +103,7 @@ class RecallCompiler:
         flags = logical + [d for d in disputed if (d.first, d.second) not in known]
         flagged = {rid for d in flags for rid in (d.first, d.second)}
         relevant = [_flag_note(i, flags) if i.record.id in flagged else i for i in relevant]
-        relevant = self._with_excerpts(request.query, relevant, scope)
+        relevant = self._with_excerpts(request.query, relevant, scope, found)
         shown = {i.record.id for i in relevant} | {r.id for r in hot}
         fresh = [r for r in recent if r.id not in shown]
         # a replaced statement is shown as past, with what replaced it, in every section
@@ -171,17 +171,24 @@ class RecallCompiler:
         )
 
     def _disputes(
-        self, considered: Mapping[str, Record], scope: Scope, as_of: datetime | None
+        self,
+        considered: Mapping[str, Record],
+        scope: Scope,
+        as_of: datetime | None,
+        candidates: Candidates,
     ) -> tuple[list[Disagreement], list[Record]]:
         """The disputes naming a record the context may show (as of ``as_of``), and the
         other side of each when it is not among them: both are shown, both marked. A side
         replaced since stands for what replaced it (the chain's head): "moved my account
-        to Revolut" disputed "I bank with Millennium", and Santander replaced Revolut."""
-        found = [
-            d
-            for d in self._backend.books.disputes_of(list(considered))
-            if as_of is None or d.at <= as_of
-        ]
+        to Revolut" disputed "I bank with Millennium", and Santander replaced Revolut.
+        The disputes read with the ``candidates`` serve when they cover ``considered``."""
+        if considered.keys() <= candidates.disputed:
+            named = [
+                d for d in candidates.disputes if d.newer in considered or d.older in considered
+            ]
+        else:
+            named = self._backend.books.disputes_of(list(considered))
+        found = [d for d in named if as_of is None or d.at <= as_of]
         if not found:
             return [], []
         have: dict[str, Record] = dict(considered)
@@ -230,16 +237,21 @@ class RecallCompiler:
         return out
 
     def _with_excerpts(
-        self, query: str, relevant: list[RecallItem], scope: Scope
+        self, query: str, relevant: list[RecallItem], scope: Scope, read: Candidates
     ) -> list[RecallItem]:
-        """The best notes, each with the excerpt of its turn it needs (if any)."""
+        """The best notes, each with the excerpt of its turn it needs (if any; the turns
+        ``read`` with the candidates serve when they are all those needed)."""
         best = sorted(
             (i for i in relevant if i.record.kind is Kind.NOTE), key=lambda i: -i.score.total
         )[:EXCERPT_NOTES]
 
         # one read for every turn an excerpt may come from, not one per turn
         wanted = {e for i in best for e in i.record.provenance[-MAX_TURNS_PER_NOTE:]}
-        visible = {e.id: e for e in self._backend.get_episodes(wanted) if scope.contains(e.scope)}
+        if wanted <= read.turns_read:
+            turns = [read.turns[e] for e in wanted if e in read.turns]
+        else:
+            turns = self._backend.get_episodes(wanted)
+        visible = {e.id: e for e in turns if scope.contains(e.scope)}
         found = excerpts_for(query, [i.record for i in best], visible.get)
         return [
             replace(i, excerpt=found[i.record.id]) if i.record.id in found else i for i in relevant

@@ -34,7 +34,7 @@ from ._entries import (
     conflict_entry,
     conflict_of,
     dispute_entry,
-    dispute_of,
+    disputes_in,
     fields_of,
     scope_of,
 )
@@ -164,8 +164,7 @@ class Books:
         """The disputes naming any of these records, oldest first."""
         if not record_ids:
             return []
-        found = [dispute_of(e) for e in self._ledger.list(DISPUTE, refs=record_ids)]
-        return sorted(found, key=lambda d: (d.at, d.newer, d.older))
+        return list(disputes_in(self._ledger.list(DISPUTE, refs=record_ids)))
 
     def get_card(self, scope: Scope, kind: str) -> Card | None:
         return card_of(self._ledger.get(CARD, card_key(scope, kind)), scope, kind)

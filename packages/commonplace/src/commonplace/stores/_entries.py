@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
@@ -119,6 +119,12 @@ def dispute_entry(d: Dispute) -> LedgerEntry:
 def dispute_of(e: LedgerEntry) -> Dispute:
     d = fields_of(e, "newer", "older", "reason")
     return Dispute(str(d["newer"]), str(d["older"]), scope_of(e), e.at, str(d["reason"]))
+
+
+def disputes_in(entries: Iterable[LedgerEntry]) -> tuple[Dispute, ...]:
+    """Dispute entries decoded, oldest first."""
+    found = [dispute_of(e) for e in entries]
+    return tuple(sorted(found, key=lambda d: (d.at, d.newer, d.older)))
 
 
 def conflict_entry(c: Conflict) -> LedgerEntry:

@@ -260,7 +260,11 @@ class ReadBatch:
     store across a network saves a request; the caller reads any it lacks itself). With
     ``link_seeds``, a backend with :class:`LinkGraph` also reads the links (of at least
     ``link_min_weight``) of about that many of the search's best hits by similarity, those
-    a recall spreads activation from.
+    a recall spreads activation from. With ``disputes`` it may also read the ledger's
+    disputes naming any record it returns, and with ``turns`` the episodes of the last
+    ``turns`` ids of the provenance of about ``turn_seeds`` of the search's best hits by
+    similarity (the turns a recall quotes excerpts from): what a recall reads next, read
+    while the search's second round is, by a backend that reads in rounds.
     """
 
     listings: Sequence[RecordQuery] = ()
@@ -269,6 +273,9 @@ class ReadBatch:
     vectors: bool = False
     link_seeds: int = 0
     link_min_weight: float = 0.0
+    disputes: bool = False
+    turns: int = 0
+    turn_seeds: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,7 +285,10 @@ class BatchAnswer:
     vectors sent along (by id: what :meth:`Backend.get_vectors` gives for them, for some or
     all of the listed records; none unless asked), and ``links``: what
     ``links_of(linked, min_weight=link_min_weight)`` gives, ``linked`` being the hits whose
-    links were read (empty unless asked)."""
+    links were read (empty unless asked). ``disputes`` are the ledger's dispute entries
+    naming any of the ``disputed`` records (what ``ledger.list(DISPUTE, refs=disputed)``
+    gives), ``episodes`` what ``get_episodes(turns_read)`` gives; both empty when the
+    backend did not read them (a caller reads what it needs itself)."""
 
     listings: tuple[list[Record], ...]
     hits: list[Hit]
@@ -286,6 +296,10 @@ class BatchAnswer:
     vectors: Mapping[str, Vectors] = field(default_factory=dict)
     linked: frozenset[str] = frozenset()
     links: list[Link] = field(default_factory=list)
+    disputes: tuple[LedgerEntry, ...] = ()
+    disputed: frozenset[str] = frozenset()
+    episodes: tuple[Episode, ...] = ()
+    turns_read: frozenset[str] = frozenset()
 
 
 COUNTERS = ("access", "used", "ignored")

@@ -25,8 +25,10 @@ from ._books import Books, Erasure
 from ._entries import (
     CARD,
     FORGOTTEN,
+    Dispute,
     card_key,
     card_of,
+    disputes_in,
 )
 from ._fallbacks import Embedding, Links
 from ._protocol import (
@@ -53,9 +55,11 @@ ALL_STATUSES = tuple(Status)
 @dataclass(frozen=True, slots=True)
 class Reads(BatchAnswer):
     """What :meth:`Store.read_batch` read: a :class:`BatchAnswer` with, per card asked,
-    the card (decoded from its ledger entry) or None."""
+    the card (decoded from its ledger entry) or None, and the ``disputes`` read (if any)
+    decoded, oldest first, as :meth:`Books.disputes_of` gives them."""
 
     cards: tuple[Card | None, ...] = ()
+    dispute_list: tuple[Dispute, ...] = ()
 
 
 class Store:
@@ -169,13 +173,17 @@ class Store:
         vectors: bool = False,
         link_seeds: int = 0,
         link_min_weight: float = 0.0,
+        disputes: bool = False,
+        turns: int = 0,
+        turn_seeds: int = 0,
     ) -> Reads:
         """Reads that do not depend on one another, in one call when the backend has
         :class:`BatchReads` (else one by one): what ``iter_records`` gives per listing,
         ``search``, ``get_card`` per (scope, kind), with ``vectors`` the vectors of the
         listed records the backend read with them (none one by one: a caller reads the
         rest with ``get_vectors``), and with ``link_seeds`` ``links_of`` about that many
-        of the best hits (see :class:`ReadBatch`)."""
+        of the best hits; with ``disputes`` and ``turns`` perhaps the disputes of what it
+        read and the turns of the best hits (see :class:`ReadBatch`)."""
         batch = ReadBatch(
             listings=tuple(listings),
             search=search,
@@ -183,6 +191,9 @@ class Store:
             vectors=vectors,
             link_seeds=link_seeds if isinstance(self.backend, LinkGraph) else 0,
             link_min_weight=link_min_weight,
+            disputes=disputes,
+            turns=turns,
+            turn_seeds=turn_seeds,
         )
         if isinstance(self.backend, BatchReads):
             answer = self.backend.read_batch(batch)
@@ -195,7 +206,12 @@ class Store:
             answer.vectors,
             answer.linked,
             answer.links,
+            answer.disputes,
+            answer.disputed,
+            answer.episodes,
+            answer.turns_read,
             cards=tuple(card_of(e, scope, kind) for e, (scope, kind) in zip(answer.entries, cards)),
+            dispute_list=disputes_in(answer.disputes),
         )
 
     def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
