@@ -17,9 +17,7 @@ from commonplace import HashingEmbedder, Memory
 from commonplace.embedders import embed_checked, embedding_text
 from commonplace.errors import UnsupportedError
 from commonplace.stores import (
-    AccessLog,
     Backend,
-    BatchReads,
     LinkGraph,
     NearestNotes,
     RecordQuery,
@@ -54,13 +52,12 @@ from commonplace.testing.conformance import (  # noqa: F401 (pytest collects the
 # the groups of what it declares, and only those (links and reembed are not imported)
 
 REQUIRED = (
-    "url ledger close read_pin write_pin apply put_records get_episodes recent_episodes "
-    "get_records get_vectors iter_records count search update_records delete"
+    "url ledger close read_pin apply read iter_records recent_episodes count delete"
 ).split()
 
 
 class BareBackend:
-    """The SQLite store seen through the sixteen required members only."""
+    """The SQLite store seen through the ten required members only."""
 
     def __init__(self, path: Path) -> None:
         self._inner = SQLiteBackend(path)
@@ -101,7 +98,7 @@ def test_the_bare_backend_is_a_backend_and_nothing_more(tmp_path: Path) -> None:
     bare = BareBackend(tmp_path / "m.db")
     try:
         assert isinstance(bare, Backend)
-        for capability in (NearestNotes, LinkGraph, Reembedding, BatchReads, AccessLog):
+        for capability in (NearestNotes, LinkGraph, Reembedding):
             assert not isinstance(bare, capability)
     finally:
         bare.close()

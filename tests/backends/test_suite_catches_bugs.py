@@ -13,13 +13,17 @@ _BROKEN = {
             return super().search(Scope(user=scope.user or "x", agent=scope.agent), vector, **kw)
     """,
     "lost_counts": """
-        def update_records(self, record_ids, *, at, counter=None, **fields):
-            if counter != "access":
-                return super().update_records(record_ids, at=at, counter=counter, **fields)
-            for record in self.get_records(record_ids):  # read-modify-write, not an increment
-                time.sleep(0.001)
-                self._db.execute("UPDATE records SET access_count = ? WHERE id = ?",
-                                 (record.access_count + 1, record.id))
+        def apply(self, batch):  # counts read before the write: read-modify-write
+            counted = [u for u in batch.updates if u.counter == "access"]
+            if not counted:
+                return super().apply(batch)
+            seen = {r.id: r.access_count for u in counted for r in self.get_records(u.record_ids)}
+            time.sleep(0.001)
+            with self._transaction() as db:
+                for rid, count in seen.items():
+                    db.execute("UPDATE records SET access_count = ? WHERE id = ?", (count + 1, rid))
+            rest = [u for u in batch.updates if u.counter != "access"]
+            return super().apply(dataclasses.replace(batch, updates=rest))
     """,
     "ledger_leak": """
         @property
@@ -48,6 +52,7 @@ _EXPECTED = {
     "ledger_leak": "TestLedger::test_filters_by_scope_refs_and_time",
 }
 _MODULE = """
+import dataclasses
 import time
 import pytest
 from commonplace import Scope

@@ -344,15 +344,15 @@ def test_vectors_of_records_without_one_are_zeros_sized_by_the_others(tmp_path: 
 
 
 def test_a_recalls_accesses_and_its_log_are_one_commit(tmp_path: Path) -> None:
-    """``touch_and_put`` counts the accesses and writes the log in one transaction: a log
-    that cannot be written leaves the counters as they were."""
+    """A batch of the accesses and the log (a recall's end) is one transaction: a log that
+    cannot be written leaves the counters as they were."""
     from datetime import datetime, timezone
 
     from commonplace import Scope
     from commonplace.stores import (
-        AccessLog,
         EmbedderPin,
         LedgerEntry,
+        RecordUpdate,
         SQLiteBackend,
         TurnWrite,
         WriteBatch,
@@ -363,21 +363,25 @@ def test_a_recalls_accesses_and_its_log_are_one_commit(tmp_path: Path) -> None:
     turn = episode(scope, "I keep bees.")
     at = datetime(2026, 3, 1, tzinfo=timezone.utc)
     with SQLiteBackend(tmp_path / "m.db") as backend:
-        assert isinstance(backend, AccessLog)
         backend.write_pin(EmbedderPin("test-embedder", 8))
+
+        def touch_and_put(entry: LedgerEntry) -> None:
+            touched = RecordUpdate([rid], at, counter="access")
+            backend.apply(WriteBatch(updates=[touched], entries=[entry]))
+
         write = TurnWrite(turn, note(turn, turn.text))
         backend.apply(WriteBatch([write], np.eye(1, 8, dtype=np.float32)))
         assert write.note is not None
         rid = write.note.id
         log = LedgerEntry("recall", "rc_1", scope, at, {"retrieved": [rid]})
-        backend.touch_and_put([rid], at=at, entries=[log])
+        touch_and_put(log)
         assert backend.get_records([rid])[0].access_count == 1
         assert backend.ledger.get("recall", "rc_1") is not None
         unwritable = LedgerEntry("recall", "rc_2", scope, at, {"retrieved": object()})
         with pytest.raises(TypeError):
-            backend.touch_and_put([rid], at=at, entries=[unwritable])
+            touch_and_put(unwritable)
         assert backend.get_records([rid])[0].access_count == 1
         assert backend.ledger.get("recall", "rc_2") is None
         # and the store still writes afterwards
-        backend.touch_and_put([rid], at=at, entries=[LedgerEntry("recall", "rc_3", scope, at)])
+        touch_and_put(LedgerEntry("recall", "rc_3", scope, at))
         assert backend.get_records([rid])[0].access_count == 2

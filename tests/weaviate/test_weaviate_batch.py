@@ -1,4 +1,4 @@
-"""Reads asked together (``read_batch``) and a recall's end (``touch_and_put``) on a real
+"""Reads asked together (``read``) and a recall's end (``apply`` of its accesses and log) on a real
 server: what they send, and the paging the conformance suite's small stores never reach.
 The answers themselves are checked against the reads one by one in the conformance suite
 (``TestReadBatches``, ``TestRecallWrites``)."""
@@ -15,6 +15,7 @@ from commonplace.stores import (
     LedgerEntry,
     Reads,
     RecordQuery,
+    RecordUpdate,
     SearchQuery,
     Store,
     TurnWrite,
@@ -99,13 +100,14 @@ def test_a_batch_looks_up_the_tenants_and_reads_the_counters_once(
     assert tally.requests["grpc Search"] == 1 + 3 * 2 + 2 * 2 + 1, tally.requests
 
 
-def test_touch_and_put_writes_the_events_and_the_entries_only(backend: WeaviateBackend) -> None:
+def test_a_recalls_end_writes_the_events_and_the_entries_only(backend: WeaviateBackend) -> None:
     ids = _fill(backend)
     backend.get_records(ids)  # their locations are known now
     tally = Tally(active=True)
     count_requests(backend.client, tally)
     entry = LedgerEntry("recall", "rc_new", ANA, later(20), {"retrieved": ids[:2]})
-    backend.touch_and_put(ids[:2], at=later(20), entries=[entry])
+    touched = RecordUpdate(ids[:2], later(20), counter="access")
+    backend.apply(WriteBatch(updates=[touched], new_entries=[entry]))
     tally.active = False
     assert dict(tally.requests) == {"grpc BatchObjects": 2}
     assert backend.ledger.get("recall", "rc_new") == entry

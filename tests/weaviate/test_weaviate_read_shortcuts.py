@@ -168,7 +168,7 @@ def test_a_recall_sends_few_requests(
     assert "Porto" in recall.text
     # The core asks for its first reads together (read_batch: the hot records, the recent
     # notes, the candidates with their links, disputes and turns, the profile card), then
-    # counts the accesses and logs the recall in one call (touch_and_put). The batch waits
+    # counts the accesses and logs the recall in one call (apply). The batch waits
     # twice (the rows, then their counters, the keyword hits' cosines, the links, the
     # disputes and the turns): three rounds, which a request finishing before the next of
     # its round is sent may split. The tenant lookup, the keyword query and the turns'

@@ -103,12 +103,12 @@ def test_the_recall_benchmark_times_the_backends_own_candidate_queries(
 
     url = weaviate_backend_factory().url
     runs, same = measure(url, notes=60, scopes=3, queries=6, runs=1)
-    # the raw pair sends, byte for byte, gRPC requests a recall sent (in its read_batch)
+    # the raw pair sends, byte for byte, gRPC requests a recall sent (in its read)
     assert same
     (run,) = runs
     assert len(run.recall_ms) == len(run.raw_ms) == len(run.backend_ms) == 6
     assert run.rounds >= 6 and sum(run.requests.values()) >= run.rounds
-    assert run.calls["read_batch"] == 6 and run.calls["touch_and_put"] == 6
+    assert run.calls["read"] == 6 and run.calls["apply"] == 6
     assert table(60, runs).splitlines()[-1].split()[:2] == ["60", "med"]
     assert trips(runs, 6).startswith("rounds per recall")
     # no server pid given: no server CPU read, and no columns for it

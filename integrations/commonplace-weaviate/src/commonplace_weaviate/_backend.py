@@ -45,8 +45,8 @@ before it in this list:
   ``WeaviateBackend``, which puts the parts together.
 
 Besides the sixteen members of ``Backend`` it has the optional capabilities
-``NearestNotes`` (``nearest``), ``LinkGraph`` (links), ``Reembedding``, ``BatchReads``
-(``read_batch``) and ``AccessLog`` (``touch_and_put``).
+``NearestNotes`` (``nearest``), ``LinkGraph`` (links) and ``Reembedding``; ``read``
+answers a recall's first reads in two rounds (``read_batch``).
 """
 
 from __future__ import annotations
@@ -67,7 +67,14 @@ import numpy as np
 from commonplace import Episode, Kind, Record, Status, Tags, Tier
 from commonplace.embedders import Vectors
 from commonplace.errors import InvalidInputError
-from commonplace.stores import COUNTERS, LedgerEntry, WriteBatch, search_text
+from commonplace.stores import (
+    COUNTERS,
+    BatchAnswer,
+    ReadBatch,
+    RecordUpdate,
+    WriteBatch,
+    search_text,
+)
 
 from . import _schema as S
 from ._batch import Batches
@@ -138,6 +145,74 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
     # -- episodes and records --------------------------------------------------------------------
 
     def apply(self, batch: WriteBatch) -> list[bool]:
+        """The pin, then the records, the turns (their episodes last: see the module's
+        notes) with the batch's entries, then the updates. A batch of only updates and
+        entries (a recall's end: its accesses and its log) sends both side by side."""
+        if batch.pin is not None:
+            self.write_pin(batch.pin, replace=batch.replace_pin)
+        if batch.records:
+            if batch.record_vectors is None:
+                raise InvalidInputError("apply needs exactly one record vector per record")
+            self.put_records(batch.records, batch.record_vectors, replace=batch.replace_records)
+        if not batch.turns:
+            jobs: list[Callable[[], object]] = []
+            if batch.updates:
+                jobs.append(partial(self._update_all, batch.updates))
+            if batch.entries:
+                jobs.append(partial(self._ledger.put, batch.entries))
+            if batch.new_entries:  # a batch insert, without a look for one to replace
+                jobs.append(partial(self._ledger.put_new, batch.new_entries))
+            self._parallel(jobs)
+            return []
+        fresh = self._apply_turns(batch)
+        self._update_all(batch.updates)
+        return fresh
+
+    def _update_all(self, updates: Sequence[RecordUpdate]) -> None:
+        for u in updates:
+            self.update_records(
+                u.record_ids,
+                at=u.at,
+                tier=u.tier,
+                status=u.status,
+                pinned=u.pinned,
+                valid_to=u.valid_to,
+                superseded_by=u.superseded_by,
+                tags=u.tags,
+                counter=u.counter,
+            )
+
+    def read(self, batch: ReadBatch) -> BatchAnswer:
+        """The batch's listings, search and entries in two rounds (``read_batch``); the
+        records, vectors and episodes asked by id alongside, each a request of its own."""
+        self._check_open()
+        records: list[Record] = []
+        vectors: Vectors | None = None
+        episodes: list[Episode] = []
+
+        def by_id() -> None:
+            nonlocal records, vectors, episodes
+            if batch.record_ids:
+                records = self.get_records(batch.record_ids)
+            if batch.vector_ids:
+                vectors = self.get_vectors(batch.vector_ids)
+            if batch.episode_ids:
+                episodes = self.get_episodes(batch.episode_ids)
+
+        if not (batch.listings or batch.search is not None or batch.entries):
+            by_id()
+            return BatchAnswer(
+                (), [], (), records=records, record_vectors=vectors, found_episodes=episodes
+            )
+        # one after the other: read_batch fills the request pool itself, and the core asks
+        # by id apart from a recall's first reads anyway
+        by_id()
+        answer = self.read_batch(batch)
+        return replace_fields(
+            answer, records=records, record_vectors=vectors, found_episodes=episodes
+        )
+
+    def _apply_turns(self, batch: WriteBatch) -> list[bool]:
         turns, vectors = list(batch.turns), batch.vectors
         with_notes = sum(1 for t in turns if t.note is not None)
         matrix = self._checked_vectors(vectors, with_notes, "apply")
@@ -159,6 +234,8 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
         new_turns = [t for t, new in zip(turns, fresh) if new]
         if not new_turns:
             self._ledger.put(batch.entries)
+            if batch.new_entries:
+                self._ledger.put_new(batch.new_entries)
             return fresh
         self._ensure_tenants(
             [(S.EPISODE, t.episode.scope.parts()) for t in new_turns]
@@ -201,6 +278,8 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
             self._ledger.put(once, replace=False)
         if batch.entries:
             self._ledger.put(batch.entries)
+        if batch.new_entries:
+            self._ledger.put_new(batch.new_entries)
 
     def put_records(
         self, records: Sequence[Record], vectors: Vectors, *, replace: bool = False
@@ -499,20 +578,6 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
                 for rid, (kind, tenant) in located.items()
             ]
         )
-
-    def touch_and_put(
-        self, record_ids: Collection[str], *, at: datetime, entries: Sequence[LedgerEntry]
-    ) -> None:
-        """Count an access of each record and add new ledger entries (a recall's end): the
-        access events and the entries are two batch inserts sent side by side, and an
-        entry's key being new, it is written without a look for one to replace."""
-        entries = list(entries)
-        jobs: list[Callable[[], None]] = []
-        if record_ids:
-            jobs.append(partial(self.update_records, record_ids, at=at, counter="access"))
-        if entries:
-            jobs.append(partial(self._ledger.put_new, entries))
-        self._parallel(jobs)
 
     # -- links -----------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Reads asked together (the ``BatchReads`` capability): a recall's first reads in two rounds.
+"""Reads asked together (``Backend.read``): a recall's first reads in two rounds.
 
 A recall starts with reads that do not depend on each other: the always-remembered
 records, the newest notes, the candidates and the profile card. Asked one by one they

@@ -29,7 +29,14 @@ import numpy as np
 from commonplace import Kind, Record, Status
 from commonplace.errors import InvalidInputError, StoreError
 from commonplace.progress import PartCounter, ProgressBar, checked_progress
-from commonplace.stores import Backend, LinkGraph, RecordQuery, SQLiteBackend, sqlite_path
+from commonplace.stores import (
+    Backend,
+    LinkGraph,
+    RecordQuery,
+    SQLiteBackend,
+    Store,
+    sqlite_path,
+)
 from commonplace.stores import copy as copy_store
 
 from ._backend import WeaviateBackend
@@ -161,7 +168,10 @@ def _verify(src: Backend, dst: Backend, report: MigrationReport, *, progress: bo
     ) as bar:
         for start in range(0, len(ids), 1000):
             chunk = ids[start : start + 1000]
-            a, b = np.asarray(src.get_vectors(chunk)), np.asarray(dst.get_vectors(chunk))
+            a, b = (
+                np.asarray(Store(src).get_vectors(chunk)),
+                np.asarray(Store(dst).get_vectors(chunk)),
+            )
             if a.shape != b.shape:
                 worst = float("inf")
                 break

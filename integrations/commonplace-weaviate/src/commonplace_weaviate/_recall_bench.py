@@ -162,8 +162,8 @@ def count_requests(client: Any, tally: Tally) -> None:
 
 
 _PROTOCOL = (
-    "read_batch",
-    "touch_and_put",
+    "read",
+    "apply",
     "search",
     "iter_records",
     "get_records",

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
@@ -44,6 +44,7 @@ from commonplace.stores import (
     LedgerKind,
     RecallLog,
     Store,
+    WriteBatch,
 )
 
 from . import _schema as S
@@ -150,8 +151,11 @@ class _Collected:
         self.entries.extend(entries)
         return [True] * len(entries)
 
-    def update_records(self, record_ids: Collection[str], **changes: Any) -> None:
-        """Counts are not the ledger's (the counter events stay where they are)."""
+    def apply(self, batch: WriteBatch) -> list[bool]:
+        """The batch's entries; counts are not the ledger's (the counter events stay where
+        they are)."""
+        self.entries.extend([*batch.entries, *batch.new_entries])
+        return []
 
 
 def _written(write: Callable[[Store], object]) -> list[LedgerEntry]:

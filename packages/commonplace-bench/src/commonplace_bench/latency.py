@@ -112,7 +112,7 @@ def measure(size: int, *, folder: Path, queries: int, seed: int = 1) -> dict[str
             quality["bare HNSW"].append(
                 _recall_at_10((1.0 - np.asarray(found.distances)).tolist(), tenth)
             )
-            hits = memory.backend.search(SCOPE, vector, text=None, limit=10)
+            hits = memory.store.search(SCOPE, vector, text=None, limit=10)
             quality["commonplace"].append(_recall_at_10([h.similarity for h in hits], tenth))
     disk = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     for system in SYSTEMS:

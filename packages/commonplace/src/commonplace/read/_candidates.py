@@ -128,7 +128,7 @@ class CandidateReader:
         query, scope, as_of = request.query, request.scope, request.as_of
         vector = embed_checked(self._embedder, [query])[0]
         # what a recall reads first does not depend on itself: asked together (one call to
-        # a backend with BatchReads), the search too, in case the scope is worth searching
+        # Backend.read), the search too, in case the scope is worth searching
         first = self._backend.read_batch(
             listings=(
                 RecordQuery(

@@ -14,6 +14,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from .._records import Episode
 from .._scope import Scope, owner_scope
 from .._text import content_terms
 from ._entries import (
@@ -38,7 +39,17 @@ from ._entries import (
     fields_of,
     scope_of,
 )
-from ._protocol import AccessLog, AuditEntry, Backend, Card, Conflict, LedgerEntry, RecallLog
+from ._protocol import (
+    AuditEntry,
+    Backend,
+    Card,
+    Conflict,
+    LedgerEntry,
+    ReadBatch,
+    RecallLog,
+    RecordUpdate,
+    WriteBatch,
+)
 
 
 def owner_of(scope: Scope) -> Scope:
@@ -57,19 +68,21 @@ class Books:
 
     def touch(self, record_ids: Collection[str], *, at: datetime) -> None:
         if record_ids:
-            self.backend.update_records(record_ids, at=at, counter="access")
+            self.backend.apply(WriteBatch(updates=[RecordUpdate(record_ids, at, counter="access")]))
 
     def record_feedback(
         self, *, used: Collection[str], ignored: Collection[str], at: datetime
     ) -> None:
-        """Count a use or an ignore for each record, and log the uses with their time."""
-        if used:
-            self.backend.update_records(used, at=at, counter="used")
-            self._ledger.put(
-                [LedgerEntry(USE, uuid.uuid4().hex, None, at, refs=(rid,)) for rid in used]
-            )
-        if ignored:
-            self.backend.update_records(ignored, at=at, counter="ignored")
+        """Count a use or an ignore for each record, and log the uses with their time: one
+        batch."""
+        updates = [
+            RecordUpdate(ids, at, counter=c)
+            for ids, c in ((used, "used"), (ignored, "ignored"))
+            if ids
+        ]
+        uses = [LedgerEntry(USE, uuid.uuid4().hex, None, at, refs=(rid,)) for rid in used]
+        if updates:
+            self.backend.apply(WriteBatch(entries=uses, updates=updates))
 
     def uses_since(self, record_ids: Collection[str], since: datetime) -> dict[str, int]:
         """How many logged uses each record had at or after ``since``."""
@@ -90,8 +103,7 @@ class Books:
 
     def log_recall(self, log: RecallLog, *, accessed: Collection[str] = ()) -> None:
         """Keep what a recall (``log.id``: its new id) returned, and count an access of each
-        of ``accessed`` at its time (:meth:`touch`): one call when the backend has
-        :class:`AccessLog`."""
+        of ``accessed`` at its time (:meth:`touch`), in one batch."""
         data = {
             "retrieved": list(log.item_ids),
             "shown": list(log.shown_ids),
@@ -102,11 +114,8 @@ class Books:
         # (``erase_mentions``); not what it only showed (recent and hot records, the same
         # ones log after log): 40 more refs would add 0.4 ms to a recall, these 10 add 0.09
         entry = LedgerEntry(RECALL, log.id, log.scope, log.at, data, refs=tuple(log.item_ids))
-        if isinstance(self.backend, AccessLog):
-            self.backend.touch_and_put(accessed, at=log.at, entries=[entry])
-        else:
-            self.touch(accessed, at=log.at)
-            self._ledger.put([entry])
+        touched = [RecordUpdate(accessed, log.at, counter="access")] if accessed else []
+        self.backend.apply(WriteBatch(new_entries=[entry], updates=touched))
         if log.feedback_at is not None:
             self._ledger.put(
                 [LedgerEntry(RECALL_FEEDBACK, log.id, log.scope, log.feedback_at)], replace=False
@@ -198,7 +207,7 @@ class Erasure:
         is not stored again: ``existing_episode_ids`` reports them and ``write_turns``
         skips them.
         """
-        found = self.backend.get_episodes(episode_ids)
+        found = _episodes(self.backend, episode_ids)
         if not found:
             return []
         self._ledger.put(
@@ -214,7 +223,7 @@ class Erasure:
         ids of the episodes are kept first (as :meth:`delete_episodes` keeps them), the
         use log and disputes of the records go, then the backend deletes both in one call
         with ``erase`` (nothing of them stays in its files: see :meth:`Backend.delete`)."""
-        found = self.backend.get_episodes(episode_ids) if episode_ids else []
+        found = _episodes(self.backend, episode_ids)
         if found:
             self._ledger.put(
                 [LedgerEntry(FORGOTTEN, e.id, e.scope, e.at, refs=(e.id,)) for e in found],
@@ -308,3 +317,9 @@ class Erasure:
         self._drop_entries(RECALL_FEEDBACK, scope=scope)
         self._drop_entries(DISPUTE, scope=scope)
         return counts
+
+
+def _episodes(backend: Backend, episode_ids: Collection[str]) -> list[Episode]:
+    if not episode_ids:
+        return []
+    return backend.read(ReadBatch(episode_ids=episode_ids)).found_episodes

@@ -110,18 +110,22 @@ class _Parts:
         self.close()
 
 
+def _put(target: Backend, records: list[Record], vectors: Vectors) -> None:
+    target.apply(WriteBatch(records=records, record_vectors=vectors, replace_records=True))
+
+
 def _copy_all(
     source: Backend, target: Backend, batch: int, embedder: Embedder | None, tell: _Parts
 ) -> None:
     pin = source.read_pin() if embedder is None else pin_of(embedder)
     if pin is not None:
-        target.write_pin(pin)
+        target.apply(WriteBatch(pin=pin))
 
     seen = Store(source)
 
     def vectors(records: list[Record]) -> Vectors:
         if embedder is None:
-            return source.get_vectors([r.id for r in records])
+            return seen.get_vectors([r.id for r in records])
         texts = [embedding_text(r, evidence=own_evidence(seen, r)) for r in records]
         return embed_checked(embedder, texts)
 
@@ -134,11 +138,11 @@ def _copy_all(
         chunk.append(record)
         record_ids.append(record.id)
         if len(chunk) == batch:
-            target.put_records(chunk, vectors(chunk), replace=True)
+            _put(target, chunk, vectors(chunk))
             tell("records", len(chunk))
             chunk = []
     if chunk:
-        target.put_records(chunk, vectors(chunk), replace=True)
+        _put(target, chunk, vectors(chunk))
         tell("records", len(chunk))
     for kind in source.ledger.kinds():
         entries = source.ledger.list(kind)
@@ -165,7 +169,7 @@ def _copy_episodes(source: Backend, target: Backend, batch: int, tell: _Parts) -
         before = page[-1].id
     tell.start("episodes", sum(len(ids) for ids in pages))
     for ids in reversed(pages):
-        episodes = {e.id: e for e in source.get_episodes(ids)}
+        episodes = {e.id: e for e in Store(source).get_episodes(ids)}
         turns = [TurnWrite(episodes[i]) for i in reversed(ids) if i in episodes]
         target.apply(WriteBatch(turns))
         tell("episodes", len(turns))

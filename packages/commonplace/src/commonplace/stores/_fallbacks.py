@@ -15,7 +15,15 @@ import numpy as np
 from .._records import Record
 from ..embedders._protocol import Vectors
 from ..errors import InvalidInputError, UnsupportedError
-from ._protocol import Backend, EmbedderPin, Link, LinkGraph, Reembedding, ReembedState
+from ._protocol import (
+    Backend,
+    EmbedderPin,
+    Link,
+    LinkGraph,
+    Reembedding,
+    ReembedState,
+    WriteBatch,
+)
 
 
 class Links:
@@ -56,7 +64,7 @@ class Embedding:
         return self.backend.read_pin()
 
     def write_pin(self, pin: EmbedderPin, *, replace: bool = False) -> None:
-        self.backend.write_pin(pin, replace=replace)
+        self.backend.apply(WriteBatch(pin=pin, replace_pin=replace))
 
     def _reembedding(self) -> Reembedding:
         if not isinstance(self.backend, Reembedding):

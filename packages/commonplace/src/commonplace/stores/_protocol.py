@@ -1,10 +1,11 @@
-"""The backend protocol: records in, hits out, one transaction per batch.
+"""The backend protocol: one batch in, one batch out.
 
 A backend stores episodes and derived records for many scopes, answers
 nearest-neighbour and keyword queries within a scope, and keeps a small ledger
-of keyed entries. That is the whole required surface, sixteen members of
-:class:`Backend` and five of :class:`Ledger`; a newcomer implements them and runs
-the conformance suite (``commonplace.testing``).
+of keyed entries. Writes come as one :class:`WriteBatch` (:meth:`Backend.apply`: one
+transaction), reads as one :class:`ReadBatch` (:meth:`Backend.read`). That is the whole
+required surface, ten members of :class:`Backend` and five of :class:`Ledger`; a
+newcomer implements them and runs the conformance suite (``commonplace.testing``).
 
 Everything that decides anything happens above it: which summaries a
 supersession invalidates, how well a keyword hit matches, what a forgotten scope
@@ -12,8 +13,7 @@ takes with it, and how audit entries, recall logs, conflicts and cards are kept
 in the ledger are written once, in :class:`~commonplace.stores.Store`, in
 ``read/`` and in ``lifecycle/``. A backend may also offer the optional
 capabilities below (:class:`NearestNotes`, :class:`LinkGraph`,
-:class:`Reembedding`, :class:`BatchReads`, :class:`AccessLog`); the conformance suite
-tests the ones it has.
+:class:`Reembedding`); the conformance suite tests the ones it has.
 
 Every method that writes is atomic where the store has transactions and safe to
 send again where it has not. Counters are updated with relative increments so
@@ -89,19 +89,55 @@ class TurnWrite:
 
 
 @dataclass(frozen=True, slots=True)
-class WriteBatch:
-    """Everything one ``write_many`` decided, committed at once by :meth:`Backend.apply`.
+class RecordUpdate:
+    """Fields to set on records (:attr:`WriteBatch.updates`): the given ones on every
+    listed record (tier and status also stamp their time, ``at``). ``counter`` (one of
+    :data:`COUNTERS`) adds one to that count of each, atomically; an access or a use also
+    moves the last access to ``at``."""
 
-    ``turns`` in order, ``vectors`` one row per turn with a note (in order), and
-    ``entries``: ledger entries that replace any with the same (kind, key), such as the
-    profile cards the batch's notes rewrote. A backend applies all of it or none of it
-    (one transaction), or, without transactions, writes the turns' episodes last, so that
-    a batch cut short is sent again whole, and everything in it is safe to send twice.
+    record_ids: Collection[str]
+    at: datetime
+    tier: Tier | None = None
+    status: Status | None = None
+    pinned: bool | None = None
+    valid_to: datetime | None = None
+    superseded_by: str | None = None
+    tags: Tags | None = None
+    counter: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WriteBatch:
+    """Everything one write decided, committed at once by :meth:`Backend.apply`.
+
+    ``turns`` in order, ``vectors`` one row per turn with a note (in order). ``records``
+    are derived records (notes, summaries, procedures) to insert with their
+    ``record_vectors`` (one row each): their ids must be new unless ``replace_records``
+    (then a record with the same id, and its provenance, is replaced, and reading it back
+    gives the given counters). ``updates`` change stored records (applied after the
+    turns and records, in order). ``pin`` pins the embedder
+    (:class:`~commonplace.errors.EmbedderMismatchError` if another is pinned, unless
+    ``replace_pin``: only during a re-embed). ``entries`` are ledger entries that replace
+    any with the same (kind, key), such as the profile cards the batch's notes rewrote;
+    ``new_entries`` entries whose keys were never written (a recall's log, under its fresh
+    id): the backend need not look for one to replace.
+
+    A backend applies all of it or none of it (one transaction), or, without
+    transactions, writes the turns' episodes last, so that a batch cut short is sent again
+    whole, and everything in it is safe to send twice (a counter aside: an update sent
+    twice counts twice).
     """
 
     turns: Sequence[TurnWrite] = ()
     vectors: Vectors | None = None
     entries: Sequence[LedgerEntry] = ()
+    records: Sequence[Record] = ()
+    record_vectors: Vectors | None = None
+    replace_records: bool = False
+    updates: Sequence[RecordUpdate] = ()
+    pin: EmbedderPin | None = None
+    replace_pin: bool = False
+    new_entries: Sequence[LedgerEntry] = ()
 
     def links_of_new(
         self, fresh: Sequence[bool]
@@ -252,10 +288,12 @@ class SearchQuery:
 
 @dataclass(frozen=True, slots=True)
 class ReadBatch:
-    """Reads that do not depend on one another, asked together (:class:`BatchReads`).
+    """Reads that do not depend on one another, asked together (:meth:`Backend.read`).
 
-    ``listings`` are :meth:`Backend.iter_records` queries, ``search`` at most one search,
-    ``entries`` ledger entries by (kind, key). ``vectors`` invites the backend to send the
+    ``listings`` are :meth:`Backend.iter_records` queries, ``search`` at most one search
+    (:class:`SearchQuery`), ``entries`` ledger entries by (kind, key), ``record_ids``
+    records by id (whatever their status), ``vector_ids`` the stored vectors of these
+    records, ``episode_ids`` episodes by id. ``vectors`` invites the backend to send the
     listed records' stored vectors along when it reads them with the records anyway (a
     store across a network saves a request; the caller reads any it lacks itself). With
     ``link_seeds``, a backend with :class:`LinkGraph` also reads the links (of at least
@@ -276,19 +314,27 @@ class ReadBatch:
     disputes: bool = False
     turns: int = 0
     turn_seeds: int = 0
+    record_ids: Collection[str] = ()
+    vector_ids: Sequence[str] = ()
+    episode_ids: Collection[str] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class BatchAnswer:
     """What a :class:`ReadBatch` reads: per listing its records (in ``iter_records``
-    order), the search's hits (none without a search), per entry the entry or None, the
-    vectors sent along (by id: what :meth:`Backend.get_vectors` gives for them, for some or
-    all of the listed records; none unless asked), and ``links``: what
+    order), the search's hits (none without a search: each active record visible in the
+    search's scope, up to its limit per method, nearest by vector and, with a text, by
+    keyword over ``search_text``, merged, each with its cosine similarity, keyword hits
+    marked), per entry the entry or None, the vectors sent along (by id, for some or all
+    of the listed records; none unless asked), and ``links``: what
     ``links_of(linked, min_weight=link_min_weight)`` gives, ``linked`` being the hits whose
     links were read (empty unless asked). ``disputes`` are the ledger's dispute entries
     naming any of the ``disputed`` records (what ``ledger.list(DISPUTE, refs=disputed)``
-    gives), ``episodes`` what ``get_episodes(turns_read)`` gives; both empty when the
-    backend did not read them (a caller reads what it needs itself)."""
+    gives), ``episodes`` the episodes of ``turns_read``; both empty when the backend did
+    not read them (a caller reads what it needs itself). ``records`` are the stored
+    records of ``record_ids`` (in no particular order), ``record_vectors`` the vectors of
+    ``vector_ids`` (in order, zeros for unknown ids; None when none were asked) and
+    ``found_episodes`` the stored episodes of ``episode_ids`` (in no particular order)."""
 
     listings: tuple[list[Record], ...]
     hits: list[Hit]
@@ -300,10 +346,13 @@ class BatchAnswer:
     disputed: frozenset[str] = frozenset()
     episodes: tuple[Episode, ...] = ()
     turns_read: frozenset[str] = frozenset()
+    records: list[Record] = field(default_factory=list)
+    record_vectors: Vectors | None = None
+    found_episodes: list[Episode] = field(default_factory=list)
 
 
 COUNTERS = ("access", "used", "ignored")
-"""What ``Backend.update_records(counter=...)`` counts: an access (``touch``; moves the last
+"""What ``RecordUpdate.counter`` counts: an access (``touch``; moves the last
 access), a use (moves the last access too) and an ignore."""
 
 
@@ -363,7 +412,8 @@ class Ledger(Protocol):
 
 @runtime_checkable
 class Backend(Protocol):
-    """What the core needs from a store: sixteen members."""
+    """What the core needs from a store: ten members, writes in one batch and reads in one
+    batch (with the ledger's five, fifteen in all)."""
 
     @property
     def url(self) -> str: ...
@@ -375,20 +425,14 @@ class Backend(Protocol):
 
     def close(self) -> None: ...
 
-    # -- the embedder pin -----------------------------------------------------------
     def read_pin(self) -> EmbedderPin | None:
         """The pinned embedder, or None for a store that holds no vectors yet."""
         ...
 
-    def write_pin(self, pin: EmbedderPin, *, replace: bool = False) -> None:
-        """Pin the embedder; :class:`~commonplace.errors.EmbedderMismatchError` if
-        another is pinned, unless ``replace`` (only during a re-embed)."""
-        ...
-
     # -- writing ----------------------------------------------------------------------
     def apply(self, batch: WriteBatch) -> list[bool]:
-        """Commit a :class:`WriteBatch` at once: its turns (with their notes, links and
-        entries) and its entries, all or nothing.
+        """Commit a :class:`WriteBatch` at once: the pin, its turns (with their notes,
+        links and entries), its records and updates and its entries, all or nothing.
 
         Returns, per turn, whether its episode was new; a turn whose episode
         already existed writes nothing (idempotency by the turn: the core's ids hold its
@@ -396,17 +440,16 @@ class Backend(Protocol):
         """
         ...
 
-    def put_records(
-        self, records: Sequence[Record], vectors: Vectors, *, replace: bool = False
-    ) -> None:
-        """Insert derived records (notes, summaries, procedures) atomically. Their ids
-        must be new, unless ``replace``: then a record with the same id (and its
-        provenance) is replaced, and reading it back gives the given counters."""
+    # -- reading ----------------------------------------------------------------------
+    def read(self, batch: ReadBatch) -> BatchAnswer:
+        """Everything a :class:`ReadBatch` asks, in one call: each read as it stands at
+        some moment during the call (one read transaction where the store has them; a
+        store across a network sends the reads that do not depend on each other at
+        once)."""
         ...
 
-    # -- reading ----------------------------------------------------------------------
-    def get_episodes(self, episode_ids: Collection[str]) -> list[Episode]:
-        """The stored episodes with these ids, in no particular order."""
+    def iter_records(self, query: RecordQuery, *, batch: int = 1000) -> Iterator[Record]:
+        """Every record matching ``query``, oldest first (or newest, if it asks)."""
         ...
 
     def recent_episodes(
@@ -416,55 +459,11 @@ class Backend(Protocol):
         ``before`` (an episode id), only those stored before that one (paging)."""
         ...
 
-    def get_records(self, record_ids: Collection[str]) -> list[Record]:
-        """The records with these ids, whatever their status, in no particular order."""
-        ...
-
-    def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
-        """The stored vectors of these records, in order (zeros for unknown ids)."""
-        ...
-
-    def iter_records(self, query: RecordQuery, *, batch: int = 1000) -> Iterator[Record]:
-        """Every record matching ``query``, oldest first (or newest, if it asks)."""
-        ...
-
     def count(self, scope: Scope | None, kind: Kind) -> int:
         """Active records (or episodes) of ``kind``, in ``scope`` or in all."""
         ...
 
-    def search(
-        self,
-        scope: Scope,
-        vector: Vectors,
-        *,
-        text: str | None,
-        limit: int,
-        kinds: Collection[Kind] = (Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE),
-    ) -> list[Hit]:
-        """Up to ``limit`` active records visible in ``scope`` per method (nearest by
-        vector; and by keyword over ``search_text`` when ``text`` is given), merged:
-        each with its cosine similarity, keyword hits marked."""
-        ...
-
-    # -- changing and removing ----------------------------------------------------------
-    def update_records(
-        self,
-        record_ids: Collection[str],
-        *,
-        at: datetime,
-        tier: Tier | None = None,
-        status: Status | None = None,
-        pinned: bool | None = None,
-        valid_to: datetime | None = None,
-        superseded_by: str | None = None,
-        tags: Tags | None = None,
-        counter: str | None = None,
-    ) -> None:
-        """Set the given fields on every listed record (tier and status also stamp their
-        time). ``counter`` (one of :data:`COUNTERS`) adds one to that count of each,
-        atomically; an access or a use also moves the last access to ``at``."""
-        ...
-
+    # -- removing -----------------------------------------------------------------------
     def delete(
         self,
         *,
@@ -549,36 +548,4 @@ class Reembedding(Protocol):
         """Make the staged vectors live and pin ``target`` in one step, once every record
         holding a vector has one staged (counted by the store); return how many records
         that is. None, with nothing changed, while some record still needs one."""
-        ...
-
-
-@runtime_checkable
-class BatchReads(Protocol):
-    """Independent reads in one call (else: one call each, one after the other).
-
-    A recall starts with reads that do not depend on each other (the always-remembered
-    records, the newest notes, the candidates, the profile card); a store across a network
-    sends them at once and shares what they have in common (a lookup of the scope's
-    shards, one read of the counters of every record they return).
-    """
-
-    def read_batch(self, batch: ReadBatch) -> BatchAnswer:
-        """What ``iter_records`` (per listing), ``search`` and ``ledger.get`` (per entry)
-        would return, called one by one, each read as it stands at some moment during the
-        call; and ``get_vectors`` of any listed records whose vectors came with them, when
-        asked, and ``links_of`` the best hits, when asked (see :class:`ReadBatch`)."""
-        ...
-
-
-@runtime_checkable
-class AccessLog(Protocol):
-    """Counting accesses and adding new ledger entries in one call (a recall's end: the
-    records it put forward, and its log); else ``update_records`` then ``ledger.put``."""
-
-    def touch_and_put(
-        self, record_ids: Collection[str], *, at: datetime, entries: Sequence[LedgerEntry]
-    ) -> None:
-        """``update_records(record_ids, at=at, counter="access")`` and
-        ``ledger.put(entries)``, for entries whose keys are new (never written before, such
-        as a recall's log under a fresh id): the store need not look for one to replace."""
         ...

@@ -29,7 +29,15 @@ from .._records import Episode, Kind, Record, Status, Tags, Tier
 from .._scope import Scope
 from ..embedders._protocol import Vectors
 from ..errors import InvalidInputError
-from ._protocol import Hit, LedgerEntry, RecordQuery, TurnWrite, WriteBatch
+from ._protocol import (
+    BatchAnswer,
+    Hit,
+    Link,
+    ReadBatch,
+    RecordQuery,
+    TurnWrite,
+    WriteBatch,
+)
 from ._sqlite_ledger import SQLiteLedger
 from ._sqlite_links import SQLiteLinks, delete_links_of
 from ._sqlite_rows import (
@@ -108,24 +116,79 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
     # -- episodes and records -----------------------------------------------------------
 
     def apply(self, batch: WriteBatch) -> list[bool]:
-        """One transaction: the turns, what their new notes bring (links, entries), and
-        the batch's entries (the cards it rewrote)."""
+        """One transaction: the pin, the turns, the records, the updates, what the new
+        notes bring (links, entries), and the batch's entries (the cards it rewrote)."""
         turns, vectors = list(batch.turns), batch.vectors
         notes = sum(1 for t in turns if t.note is not None)
         if notes and (vectors is None or len(vectors) != notes):
             raise InvalidInputError("apply needs exactly one vector per turn with a note")
+        if batch.records and (
+            batch.record_vectors is None or len(batch.record_vectors) != len(batch.records)
+        ):
+            raise InvalidInputError("apply needs exactly one record vector per record")
         with self._transaction():
-            fresh = self._write_turns(turns, vectors)
+            if batch.pin is not None:
+                self.write_pin(batch.pin, replace=batch.replace_pin)
+            fresh = self._write_turns(turns, vectors) if turns else []
+            if batch.records:
+                assert batch.record_vectors is not None
+                self.put_records(batch.records, batch.record_vectors, replace=batch.replace_records)
+            for u in batch.updates:
+                self.update_records(
+                    u.record_ids,
+                    at=u.at,
+                    tier=u.tier,
+                    status=u.status,
+                    pinned=u.pinned,
+                    valid_to=u.valid_to,
+                    superseded_by=u.superseded_by,
+                    tags=u.tags,
+                    counter=u.counter,
+                )
             for (delta, at), pairs in batch.links_of_new(fresh).items():
                 self.reinforce_links(pairs, delta=delta, at=at)
             once = batch.entries_of_new(fresh)
             if once:
                 self._ledger.put(once, replace=False)
-            if batch.entries:
-                self._ledger.put(batch.entries)
+            if batch.entries or batch.new_entries:
+                self._ledger.put([*batch.entries, *batch.new_entries])
         with self._reading():  # the file grew: so may the log
             self._size_checkpoints()
         return fresh
+
+    def read(self, batch: ReadBatch) -> BatchAnswer:
+        """Every read of the batch, one after the other on the one connection, the store
+        held for the whole call (no write comes between them from this process)."""
+        with self._reading():
+            listings = tuple(
+                list(self.iter_records(q, batch=max(1, min(q.limit or 1000, 1000))))
+                for q in batch.listings
+            )
+            query = batch.search
+            hits = (
+                self.search(
+                    query.scope, query.vector, text=query.text, limit=query.limit, kinds=query.kinds
+                )
+                if query is not None
+                else []
+            )
+            entries = tuple(self._ledger.get(kind, key) for kind, key in batch.entries)
+            linked: frozenset[str] = frozenset()
+            links: list[Link] = []
+            if batch.link_seeds > 0 and hits:
+                best = sorted(hits, key=lambda h: -h.similarity)[: batch.link_seeds]
+                linked = frozenset(h.record.id for h in best)
+                links = self.links_of(linked, min_weight=batch.link_min_weight)
+            return BatchAnswer(
+                listings,
+                hits,
+                entries,
+                linked=linked,
+                links=links,
+                records=self.get_records(batch.record_ids) if batch.record_ids else [],
+                record_vectors=self.get_vectors(batch.vector_ids) if batch.vector_ids else None,
+                found_episodes=self.get_episodes(batch.episode_ids) if batch.episode_ids else [],
+            )
 
     def _write_turns(self, turns: list[TurnWrite], vectors: Vectors | None) -> list[bool]:
         with self._transaction() as db:
@@ -588,14 +651,6 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
         return None
 
     # -- updates ------------------------------------------------------------------------
-
-    def touch_and_put(
-        self, record_ids: Collection[str], *, at: datetime, entries: Sequence[LedgerEntry]
-    ) -> None:
-        """A recall's end in one commit: the accesses it counts and its log."""
-        with self._transaction():
-            self.update_records(record_ids, at=at, counter="access")
-            self._ledger.put(entries)
 
     def update_records(
         self,

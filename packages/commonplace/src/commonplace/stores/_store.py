@@ -6,7 +6,7 @@ storing: which summaries a supersession invalidates, what a record's provenance 
 derived from it, that a forgotten turn stays forgotten, and how audit entries, recall logs,
 conflicts, cards and the use log are kept as ledger entries. It uses a backend's optional
 capabilities (:class:`NearestNotes`, :class:`LinkGraph`, :class:`Reembedding`,
-:class:`BatchReads`, :class:`AccessLog`) when it has them and falls back, or says clearly
+...) when it has them and falls back, or says clearly
 what is missing, when it has not.
 """
 
@@ -34,14 +34,13 @@ from ._fallbacks import Embedding, Links
 from ._protocol import (
     Backend,
     BatchAnswer,
-    BatchReads,
     Card,
     Hit,
-    Link,
     LinkGraph,
     NearestNotes,
     ReadBatch,
     RecordQuery,
+    RecordUpdate,
     SearchQuery,
     TurnWrite,
     WriteBatch,
@@ -85,7 +84,7 @@ class Store:
         """Ids stored, or stored once and forgotten (a replay must not bring those back)."""
         if not ids:
             return set()
-        found = {e.id for e in self.backend.get_episodes(ids)}
+        found = {e.id for e in self.get_episodes(ids)}
         return found | self._forgotten(set(ids) - found)
 
     def _forgotten(self, ids: Collection[str]) -> set[str]:
@@ -112,9 +111,11 @@ class Store:
             for t, k in zip(turns, keep)
             if k
         ]
-        if not sent and not batch.entries:
+        if not sent and not (
+            batch.entries or batch.new_entries or batch.records or batch.updates or batch.pin
+        ):
             return [False] * len(turns)
-        fresh = iter(self.backend.apply(WriteBatch(sent, vectors, batch.entries)))
+        fresh = iter(self.backend.apply(replace(batch, turns=sent, vectors=vectors)))
         return [next(fresh) if k else False for k in keep]
 
     def _with_invalidations(self, turn: TurnWrite) -> TurnWrite:
@@ -127,11 +128,13 @@ class Store:
         return replace(turn, invalidates=tuple(dict.fromkeys(r.id for r in summaries)))
 
     def get_episode(self, episode_id: str) -> Episode | None:
-        found = self.backend.get_episodes([episode_id])
+        found = self.get_episodes([episode_id])
         return found[0] if found else None
 
     def get_episodes(self, episode_ids: Collection[str]) -> list[Episode]:
-        return self.backend.get_episodes(episode_ids)
+        if not episode_ids:
+            return []
+        return self.backend.read(ReadBatch(episode_ids=episode_ids)).found_episodes
 
     def recent_episodes(
         self, scope: Scope | None, *, limit: int, before: str | None = None
@@ -141,17 +144,21 @@ class Store:
     def put_records(
         self, records: Sequence[Record], vectors: Vectors, *, replace: bool = False
     ) -> None:
-        """Insert derived records (see :meth:`Backend.put_records`)."""
-        self.backend.put_records(records, vectors, replace=replace)
+        """Insert derived records (see :attr:`WriteBatch.records`)."""
+        self.backend.apply(
+            WriteBatch(records=records, record_vectors=vectors, replace_records=replace)
+        )
 
     def get_record(self, record_id: str, *, any_status: bool = False) -> Record | None:
-        for record in self.backend.get_records([record_id]):
+        for record in self.get_records([record_id]):
             if any_status or record.status is Status.ACTIVE:
                 return record
         return None
 
     def get_records(self, record_ids: Collection[str]) -> list[Record]:
-        return self.backend.get_records(record_ids)
+        if not record_ids:
+            return []
+        return self.backend.read(ReadBatch(record_ids=record_ids)).records
 
     def iter_records(self, query: RecordQuery, *, batch: int = 1000) -> Iterator[Record]:
         return self.backend.iter_records(query, batch=batch)
@@ -177,11 +184,11 @@ class Store:
         turns: int = 0,
         turn_seeds: int = 0,
     ) -> Reads:
-        """Reads that do not depend on one another, in one call when the backend has
-        :class:`BatchReads` (else one by one): what ``iter_records`` gives per listing,
-        ``search``, ``get_card`` per (scope, kind), with ``vectors`` the vectors of the
-        listed records the backend read with them (none one by one: a caller reads the
-        rest with ``get_vectors``), and with ``link_seeds`` ``links_of`` about that many
+        """Reads that do not depend on one another, in one call (:meth:`Backend.read`):
+        what ``iter_records`` gives per listing, ``search``, ``get_card`` per (scope,
+        kind), with ``vectors`` the vectors of the listed records the backend read with
+        them (a caller reads the rest with ``get_vectors``), and with ``link_seeds``
+        ``links_of`` about that many
         of the best hits; with ``disputes`` and ``turns`` perhaps the disputes of what it
         read and the turns of the best hits (see :class:`ReadBatch`)."""
         batch = ReadBatch(
@@ -195,10 +202,7 @@ class Store:
             turns=turns,
             turn_seeds=turn_seeds,
         )
-        if isinstance(self.backend, BatchReads):
-            answer = self.backend.read_batch(batch)
-        else:
-            answer = _one_by_one(self.backend, batch)
+        answer = self.backend.read(batch)
         return Reads(
             answer.listings,
             answer.hits,
@@ -215,7 +219,8 @@ class Store:
         )
 
     def get_vectors(self, record_ids: Sequence[str]) -> Vectors:
-        return self.backend.get_vectors(record_ids)
+        found = self.backend.read(ReadBatch(vector_ids=list(record_ids))).record_vectors
+        return np.zeros((0, 0), np.float32) if found is None else found
 
     def derived_from(self, source_ids: Collection[str]) -> list[str]:
         """Ids of every record whose provenance names one of ``source_ids``."""
@@ -233,7 +238,8 @@ class Store:
         limit: int,
         kinds: Collection[Kind] = ALL_KINDS,
     ) -> list[Hit]:
-        return self.backend.search(scope, vector, text=text, limit=limit, kinds=kinds)
+        query = SearchQuery(scope, vector, text, limit, kinds)
+        return self.backend.read(ReadBatch(search=query)).hits
 
     def nearest(
         self, scope: Scope, vectors: Vectors, *, min_similarity: float | None = None
@@ -245,7 +251,7 @@ class Store:
         else:
             found = []
             for row in np.asarray(vectors, np.float32).reshape(len(vectors), -1):
-                hits = self.backend.search(scope, row, text=None, limit=1, kinds=(Kind.NOTE,))
+                hits = self.search(scope, row, text=None, limit=1, kinds=(Kind.NOTE,))
                 found.append((hits[0].record.id, hits[0].similarity) if hits else None)
         if min_similarity is None:
             return found
@@ -264,7 +270,7 @@ class Store:
         superseded_by: str | None = None,
         tags: Tags | None = None,
     ) -> None:
-        self.backend.update_records(
+        update = RecordUpdate(
             record_ids,
             at=at,
             tier=tier,
@@ -274,30 +280,4 @@ class Store:
             superseded_by=superseded_by,
             tags=tags,
         )
-
-
-def _one_by_one(backend: Backend, batch: ReadBatch) -> BatchAnswer:
-    """A :class:`ReadBatch` answered with one call per read (a backend without
-    :class:`BatchReads`)."""
-    listings = tuple(
-        list(backend.iter_records(q, batch=max(1, min(q.limit or 1000, 1000))))
-        for q in batch.listings
-    )
-    search = batch.search
-    hits = (
-        backend.search(
-            search.scope, search.vector, text=search.text, limit=search.limit, kinds=search.kinds
-        )
-        if search is not None
-        else []
-    )
-    entries = tuple(backend.ledger.get(kind, key) for kind, key in batch.entries)
-    # no vectors: one by one they cost a call of their own, for records the caller may not
-    # need them for (it reads those it does)
-    linked: frozenset[str] = frozenset()
-    links: list[Link] = []
-    if batch.link_seeds > 0 and hits and isinstance(backend, LinkGraph):
-        best = sorted(hits, key=lambda h: -h.similarity)[: batch.link_seeds]
-        linked = frozenset(h.record.id for h in best)
-        links = backend.links_of(linked, min_weight=batch.link_min_weight)
-    return BatchAnswer(listings, hits, entries, {}, linked, links)
+        self.backend.apply(WriteBatch(updates=[update]))

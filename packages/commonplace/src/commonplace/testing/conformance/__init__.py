@@ -35,13 +35,11 @@ every test at setup. The capabilities and their groups (one module each):
   (``TestScopes``);
 - ``search`` (required, ``_search``, ``_batches``): vector and keyword candidates
   (``TestSearch``), and reads asked together, a recall's first reads
-  (``TestReadBatches``: ``Store.read_batch``, on the backend's
-  :class:`~commonplace.stores.BatchReads` or the fallback);
+  (``TestReadBatches``: ``Store.read_batch``, one ``Backend.read``);
 - ``bookkeeping`` (required, ``_bookkeeping``, ``_ledger``, ``_batches``): the ledger
   itself (``TestLedger``) and what the core keeps in it: the audit log, recall logs,
   conflicts and cards (``TestBookkeeping``), and a recall's log written with the accesses
-  it counts (``TestRecallWrites``: on :class:`~commonplace.stores.AccessLog` or the
-  fallback);
+  it counts (``TestRecallWrites``: one ``Backend.apply``);
 - ``links`` (optional, ``_bookkeeping``): links between records (``TestLinks``);
 - ``reembed`` (optional, ``_reembed``): moving the vectors to another embedding
   model (``TestReembed``);

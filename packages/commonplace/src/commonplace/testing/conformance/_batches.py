@@ -1,10 +1,9 @@
-"""Reads asked together and a recall's end in one call, through :class:`Store` (which uses
-a backend's :class:`~commonplace.stores.BatchReads` and
-:class:`~commonplace.stores.AccessLog` when it has them, and falls back to one call per read
-or write when it has not): either way the answers are those of the reads one by one.
+"""Reads asked together (one :meth:`Backend.read`) and a recall's end in one call (one
+:meth:`Backend.apply` of its accesses and its log), through :class:`Store`: the answers are
+those of the reads one by one.
 
 They belong to the required ``"search"`` and ``"bookkeeping"`` capabilities: every backend
-runs them, on its own implementation or on the fallback.
+runs them.
 """
 
 from __future__ import annotations

@@ -62,9 +62,9 @@ def backend(backend_factory: Callable[[], Backend]) -> Backend:
 @pytest.fixture
 def store(backend: Backend) -> Store:
     """A new, empty store pinned to the suite's 8-dimensional test embedder, seen the way
-    the core uses it (:class:`~commonplace.stores.Store`: the backend's sixteen members and
+    the core uses it (:class:`~commonplace.stores.Store`: the backend's ten members and
     its ledger, plus what the core derives from them)."""
-    backend.write_pin(PIN)
+    backend.apply(WriteBatch(pin=PIN))
     return Store(backend)
 
 

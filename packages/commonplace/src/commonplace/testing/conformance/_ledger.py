@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...stores import Backend, LedgerEntry, RecordQuery, Store
-from .._fixtures import T0, later, rows, unit
+from ...stores import Backend, LedgerEntry, ReadBatch, RecordQuery, RecordUpdate, Store, WriteBatch
+from .._fixtures import DIM, T0, later, rows, unit
 from ._core import ALL_KINDS, ALL_STATUSES, ANA, ANA_T1, BOB, CapabilityGroup, _nid, _turn, _write
 
 
@@ -94,11 +94,9 @@ class TestProtocolMembers(CapabilityGroup):
         _write(store, turns)
         backend = store.backend
         ids = [t.episode.id for t in turns]
-        assert {e.id for e in backend.get_episodes([ids[1], ids[3], "ep_none"])} == {
-            ids[1],
-            ids[3],
-        }
-        assert backend.get_episodes([]) == []
+        found = backend.read(ReadBatch(episode_ids=[ids[1], ids[3], "ep_none"])).found_episodes
+        assert {e.id for e in found} == {ids[1], ids[3]}
+        assert backend.read(ReadBatch()).found_episodes == []
         assert [e.id for e in backend.recent_episodes(ANA, limit=2)] == [ids[4], ids[3]]
         assert [e.id for e in backend.recent_episodes(ANA, limit=2, before=ids[3])] == [
             ids[2],
@@ -124,10 +122,10 @@ class TestProtocolMembers(CapabilityGroup):
         turn = _turn(ANA, "counted")
         _write(store, [turn])
         backend, rid = store.backend, _nid(turn)
-        backend.update_records([rid], at=later(10), counter="access")
-        backend.update_records([rid], at=later(20), counter="used")
-        backend.update_records([rid], at=later(30), counter="ignored")
-        backend.update_records([rid], at=later(40), counter="ignored")
+        backend.apply(WriteBatch(updates=[RecordUpdate([rid], later(10), counter="access")]))
+        counted = [RecordUpdate([rid], later(20), counter="used")]
+        counted += [RecordUpdate([rid], later(n), counter="ignored") for n in (30, 40)]
+        backend.apply(WriteBatch(updates=counted))  # in order, in one batch
         got = store.get_record(rid)
         assert got is not None
         assert (got.access_count, got.used_count, got.ignored_count) == (1, 1, 2)
@@ -145,16 +143,22 @@ class TestProtocolMembers(CapabilityGroup):
 
         changed = replace(record, text="rewritten", access_count=7)
         try:
-            backend.put_records([changed], rows(unit(0.0, 1.0)))
+            backend.apply(WriteBatch(records=[changed], record_vectors=rows(unit(0.0, 1.0))))
         except InvalidInputError:
             pass
         else:
-            raise AssertionError("put_records without replace must refuse an existing id")
+            raise AssertionError("records without replace_records must refuse an existing id")
         assert store.get_record(rid) == record
-        backend.put_records([changed], rows(unit(0.0, 1.0)), replace=True)
+        backend.apply(
+            WriteBatch(records=[changed], record_vectors=rows(unit(0.0, 1.0)), replace_records=True)
+        )
         got = store.get_record(rid)
         assert got is not None and got.text == "rewritten" and got.access_count == 7
-        np.testing.assert_allclose(backend.get_vectors([rid]), rows(unit(0.0, 1.0)), atol=1e-6)
+        read = backend.read(ReadBatch(vector_ids=[rid, "nt_none"], record_ids=[rid]))
+        assert read.record_vectors is not None and [r.id for r in read.records] == [rid]
+        np.testing.assert_allclose(
+            read.record_vectors, rows(unit(0.0, 1.0), np.zeros(DIM, np.float32)), atol=1e-6
+        )
 
     def test_delete_reports_what_it_removed(self, store: Store) -> None:
         a, b = _turn(ANA, "gone"), _turn(ANA, "kept")

@@ -16,7 +16,7 @@ import pytest
 
 from ..._records import Kind, Status
 from ...errors import EmbedderMismatchError, InvalidInputError, StoreError
-from ...stores import Backend, EmbedderPin, ReembedState, Store
+from ...stores import Backend, EmbedderPin, ReembedState, Store, WriteBatch
 from .._fixtures import DIM, PIN, later, note, rows, unit
 from ._core import ANA, ANA_T1, BOB, CapabilityGroup, _nid, _turn, _write
 
@@ -32,22 +32,22 @@ class TestPin(CapabilityGroup):
     def test_the_pin_round_trips_and_survives_reopening(
         self, backend: Backend, backend_reopen: Callable[[Backend | Store], Store]
     ) -> None:
-        backend.write_pin(PIN)
+        backend.apply(WriteBatch(pin=PIN))
         assert backend.read_pin() == PIN
         assert backend_reopen(backend).embedding.read_pin() == PIN
 
     def test_writing_the_same_pin_again_changes_nothing(self, backend: Backend) -> None:
-        backend.write_pin(PIN)
-        backend.write_pin(PIN)
+        backend.apply(WriteBatch(pin=PIN))
+        backend.apply(WriteBatch(pin=PIN))
         assert backend.read_pin() == PIN
 
     def test_another_model_is_refused_unless_replacing(self, backend: Backend) -> None:
-        backend.write_pin(PIN)
+        backend.apply(WriteBatch(pin=PIN))
         other = EmbedderPin("another-model-v2", DIM * 2)
         with pytest.raises(EmbedderMismatchError):
-            backend.write_pin(other)
+            backend.apply(WriteBatch(pin=other))
         assert backend.read_pin() == PIN
-        backend.write_pin(other, replace=True)
+        backend.apply(WriteBatch(pin=other, replace_pin=True))
         assert backend.read_pin() == other
 
 
