@@ -170,17 +170,7 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
 
     def _update_all(self, updates: Sequence[RecordUpdate]) -> None:
         for u in updates:
-            self.update_records(
-                u.record_ids,
-                at=u.at,
-                tier=u.tier,
-                status=u.status,
-                pinned=u.pinned,
-                valid_to=u.valid_to,
-                superseded_by=u.superseded_by,
-                tags=u.tags,
-                counter=u.counter,
-            )
+            self.update_records(u.record_ids, at=u.at, **u.changes())
 
     def read(self, batch: ReadBatch) -> BatchAnswer:
         """The batch's listings, search and entries in two rounds (``read_batch``); the

@@ -105,6 +105,19 @@ class RecordUpdate:
     tags: Tags | None = None
     counter: str | None = None
 
+    def changes(self) -> dict[str, Any]:
+        """What it sets and counts, as keywords (``tier=...``, ``counter=...``; unset ones
+        None)."""
+        return {
+            "tier": self.tier,
+            "status": self.status,
+            "pinned": self.pinned,
+            "valid_to": self.valid_to,
+            "superseded_by": self.superseded_by,
+            "tags": self.tags,
+            "counter": self.counter,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class WriteBatch:

@@ -134,17 +134,7 @@ class SQLiteBackend(SQLiteLinks, SQLiteVectors):
                 assert batch.record_vectors is not None
                 self.put_records(batch.records, batch.record_vectors, replace=batch.replace_records)
             for u in batch.updates:
-                self.update_records(
-                    u.record_ids,
-                    at=u.at,
-                    tier=u.tier,
-                    status=u.status,
-                    pinned=u.pinned,
-                    valid_to=u.valid_to,
-                    superseded_by=u.superseded_by,
-                    tags=u.tags,
-                    counter=u.counter,
-                )
+                self.update_records(u.record_ids, at=u.at, **u.changes())
             for (delta, at), pairs in batch.links_of_new(fresh).items():
                 self.reinforce_links(pairs, delta=delta, at=at)
             once = batch.entries_of_new(fresh)
