@@ -123,24 +123,24 @@ class Memory:
             self.embedder = self._resolve_embedder(embedder)
             self._signals = self._collect_signals()
             self._cards = CardKeeper(
-                backend=self._store, rules=self.config.profile, hooks=self._pm.hook
+                store=self._store, rules=self.config.profile, hooks=self._pm.hook
             )
             self._writer = WritePipeline(
-                backend=self._store,
+                store=self._store,
                 embedder=self.embedder,
                 config=self.config,
                 hooks=self._pm.hook,
                 cards=self._cards,
             )
             self._lifecycle = Lifecycle(
-                backend=self._store,
+                store=self._store,
                 embedder=self.embedder,
                 config=self.config,
                 hooks=self._pm.hook,
             )
             self._events = EventBus(self._pm.hook.commonplace_event)
             self._reader = RecallCompiler(
-                backend=self._store,
+                store=self._store,
                 embedder=self.embedder,
                 config=self.config,
                 signals=self._signals,

@@ -23,9 +23,9 @@ class Lifecycle:
     """Tiers, consolidation, procedures and decay over one backend."""
 
     def __init__(
-        self, *, backend: Store, embedder: Embedder, config: Config, hooks: pluggy.HookRelay
+        self, *, store: Store, embedder: Embedder, config: Config, hooks: pluggy.HookRelay
     ) -> None:
-        self._backend = backend
+        self._store = store
         self._embedder = embedder
         self._config = config
         self._hooks = hooks
@@ -34,7 +34,7 @@ class Lifecycle:
         return self._timed(
             dry_run,
             lambda: self._apply(
-                tier_actions(self._backend, self._config.tiers, scope=scope, now=now), dry_run
+                tier_actions(self._store, self._config.tiers, scope=scope, now=now), dry_run
             ),
         )
 
@@ -42,7 +42,7 @@ class Lifecycle:
         def run() -> list[AuditEntry]:
             rules = self._config.consolidation
             return consolidate(
-                self._backend,
+                self._store,
                 embedder=self._embedder,
                 hooks=self._hooks,
                 rules=rules,
@@ -50,7 +50,7 @@ class Lifecycle:
                 now=now,
                 dry_run=dry_run,
             ) + update_procedures(
-                self._backend,
+                self._store,
                 embedder=self._embedder,
                 rules=rules,
                 scope=scope,
@@ -79,11 +79,11 @@ class Lifecycle:
                     for rule in contributed or ()
                 ]
             )
-            context = DecayContext(self._backend, self._config.decay, scope, now)
+            context = DecayContext(self._store, self._config.decay, scope, now)
             entries = run_rules(context, chosen, dry_run=dry_run)
             if rules is None and not dry_run:
-                self._backend.links.decay_links(factor=self._config.decay.link_decay, at=now)
-                pruned = self._backend.links.prune_links(
+                self._store.links.decay_links(factor=self._config.decay.link_decay, at=now)
+                pruned = self._store.links.prune_links(
                     min_weight=self._config.decay.link_min_weight
                 )
                 if pruned:
@@ -121,7 +121,7 @@ class Lifecycle:
             for _, apply in planned:
                 apply()
             if planned:
-                self._backend.books.append_audit([e for e, _ in planned])
+                self._store.books.append_audit([e for e, _ in planned])
         return [e for e, _ in planned]
 
     def _timed(
@@ -130,5 +130,5 @@ class Lifecycle:
         start = time.perf_counter()
         entries = run()
         if audit and entries and not dry_run:
-            self._backend.books.append_audit(entries)
+            self._store.books.append_audit(entries)
         return LifecycleReport(tuple(entries), dry_run, time.perf_counter() - start)

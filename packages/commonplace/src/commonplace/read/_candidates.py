@@ -114,9 +114,9 @@ class CandidateReader:
     """The candidates stage: every read a recall makes before it ranks."""
 
     def __init__(
-        self, *, backend: Store, embedder: Embedder, config: Config, card_as_of: CardAsOf | None
+        self, *, store: Store, embedder: Embedder, config: Config, card_as_of: CardAsOf | None
     ) -> None:
-        self._backend = backend
+        self._store = store
         self._embedder = embedder
         self._config = config
         self._card_as_of = card_as_of
@@ -129,7 +129,7 @@ class CandidateReader:
         vector = embed_checked(self._embedder, [query])[0]
         # what a recall reads first does not depend on itself: asked together (one call to
         # Backend.read), the search too, in case the scope is worth searching
-        first = self._backend.read_batch(
+        first = self._store.read_batch(
             listings=(
                 RecordQuery(
                     scope=scope, kinds=(Kind.NOTE, Kind.SUMMARY, Kind.PROCEDURE), tiers=(Tier.HOT,)
@@ -214,13 +214,13 @@ class CandidateReader:
                 break
             found = [
                 r
-                for r in self._backend.get_records(sorted(wanted))
+                for r in self._store.get_records(sorted(wanted))
                 if r.status is Status.ACTIVE and scope.contains(r.scope) and r.id not in have
             ]
             missing.extend(found)
             have.update(r.id for r in found)
             wanted = {r.superseded_by for r in found if r.superseded_by} - have
-        return pool + as_candidates(self._backend, missing, vector)
+        return pool + as_candidates(self._store, missing, vector)
 
     def _with_links(
         self,
@@ -243,7 +243,7 @@ class CandidateReader:
         if seeds.keys() <= read.linked:
             links = [k for k in read.links if k.a in seeds or k.b in seeds]
         else:
-            links = self._backend.links.links_of(list(seeds), min_weight=config.link_min_weight)
+            links = self._store.links.links_of(list(seeds), min_weight=config.link_min_weight)
         reach: dict[str, tuple[str, float]] = {}
         for link in sorted(links, key=lambda k: -k.weight):
             for seed, other in ((link.a, link.b), (link.b, link.a)):
@@ -253,12 +253,12 @@ class CandidateReader:
         in_pool = {c.record.id: c for c in pool}
         outside = [
             r
-            for r in self._backend.get_records([r for r in chosen if r not in in_pool])
+            for r in self._store.get_records([r for r in chosen if r not in in_pool])
             if r.status is Status.ACTIVE
             and scope.contains(r.scope)
             and (as_of is None or r.valid_at(as_of))
         ]
-        reached = {c.record.id: c for c in as_candidates(self._backend, outside, vector)}
+        reached = {c.record.id: c for c in as_candidates(self._store, outside, vector)}
         reached.update({rid: in_pool[rid] for rid in chosen if rid in in_pool})
         out = [c for c in pool if c.record.id not in reached]
         for rid, candidate in reached.items():

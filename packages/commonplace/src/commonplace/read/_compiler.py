@@ -45,7 +45,7 @@ class RecallCompiler:
     def __init__(
         self,
         *,
-        backend: Store,
+        store: Store,
         embedder: Embedder,
         config: Config,
         signals: Sequence[ScoreSignal],
@@ -55,12 +55,12 @@ class RecallCompiler:
         thread's rolling summary) as it was at ``when``, shown by a recall ``as_of`` then
         (without it, such a recall shows none: today's would tell the past what it did
         not know yet)."""
-        self._backend = backend
+        self._store = store
         self._config = config
         self._reader = CandidateReader(
-            backend=backend, embedder=embedder, config=config, card_as_of=card_as_of
+            store=store, embedder=embedder, config=config, card_as_of=card_as_of
         )
-        self._ranker = Ranker(backend=backend, config=config, signals=signals)
+        self._ranker = Ranker(store=store, config=config, signals=signals)
 
     def recall(
         self,
@@ -157,7 +157,7 @@ class RecallCompiler:
         accessed = [i.record.id for i in put_forward if i.score.gate >= 1.0]
         if not self._config.touch_on_recall or recall.as_of is not None:
             accessed = []
-        self._backend.books.log_recall(
+        self._store.books.log_recall(
             RecallLog(
                 recall.id,
                 recall.scope,
@@ -187,7 +187,7 @@ class RecallCompiler:
                 d for d in candidates.disputes if d.newer in considered or d.older in considered
             ]
         else:
-            named = self._backend.books.disputes_of(list(considered))
+            named = self._store.books.disputes_of(list(considered))
         found = [d for d in named if as_of is None or d.at <= as_of]
         if not found:
             return [], []
@@ -198,7 +198,7 @@ class RecallCompiler:
                 break
             read = [
                 r
-                for r in self._backend.get_records(sorted(wanted))
+                for r in self._store.get_records(sorted(wanted))
                 if r.status is Status.ACTIVE and scope.contains(r.scope)
             ]
             have.update((r.id, r) for r in read)
@@ -226,7 +226,7 @@ class RecallCompiler:
             return {}
         known = {r.id: r for r in records}
         wanted = sorted({r.superseded_by or "" for r in superseded} - known.keys() - {""})
-        known.update((r.id, r) for r in self._backend.get_records(wanted))
+        known.update((r.id, r) for r in self._store.get_records(wanted))
         out: dict[str, str] = {}
         for record in superseded:
             successor = known.get(record.superseded_by or "")
@@ -250,7 +250,7 @@ class RecallCompiler:
         if wanted <= read.turns_read:
             turns = [read.turns[e] for e in wanted if e in read.turns]
         else:
-            turns = self._backend.get_episodes(wanted)
+            turns = self._store.get_episodes(wanted)
         visible = {e.id: e for e in turns if scope.contains(e.scope)}
         found = excerpts_for(query, [i.record for i in best], visible.get)
         return [

@@ -52,8 +52,8 @@ class Ranking:
 class Ranker:
     """The rank stage: scores, gates and orders what the candidates stage read."""
 
-    def __init__(self, *, backend: Store, config: Config, signals: Sequence[ScoreSignal]) -> None:
-        self._backend = backend
+    def __init__(self, *, store: Store, config: Config, signals: Sequence[ScoreSignal]) -> None:
+        self._store = store
         self._config = config
         self._signals = tuple(signals)
 
@@ -88,7 +88,7 @@ class Ranker:
         dispute), gated against the best relevance the search found (``best``)."""
         candidates = [
             Candidate(c.record, c.similarity, keyword_match(request.query, c.record))
-            for c in as_candidates(self._backend, list(records), found.vector, found.vectors)
+            for c in as_candidates(self._store, list(records), found.vector, found.vectors)
         ]
         scores = score_candidates(
             candidates,

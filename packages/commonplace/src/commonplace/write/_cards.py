@@ -30,8 +30,8 @@ _AN_INSTANT = timedelta(microseconds=1)
 class CardKeeper:
     """Rewrites profile cards and rolling summaries when enough new notes arrived."""
 
-    def __init__(self, *, backend: Store, rules: ProfileRules, hooks: pluggy.HookRelay) -> None:
-        self._backend = backend
+    def __init__(self, *, store: Store, rules: ProfileRules, hooks: pluggy.HookRelay) -> None:
+        self._store = store
         self._rules = rules
         self._hooks = hooks
 
@@ -62,13 +62,13 @@ class CardKeeper:
         return [c for c in cards if c is not None]
 
     def profile(self, scope: Scope) -> ProfileCard:
-        card = self._backend.books.get_card(owner_scope(scope), PROFILE_CARD)
+        card = self._store.books.get_card(owner_scope(scope), PROFILE_CARD)
         return ProfileCard.from_json(dict(card.data.get("card", {}))) if card else ProfileCard()
 
     def rewrite(self, scope: Scope, kind: str, *, now: datetime) -> Card:
         """Rewrite one card from the notes it has not seen yet."""
-        written = self._rewritten(self._backend, scope, kind, now=now)
-        self._backend.books.put_card(written)
+        written = self._rewritten(self._store, scope, kind, now=now)
+        self._store.books.put_card(written)
         return written
 
     def _rewritten(
@@ -122,7 +122,7 @@ class CardKeeper:
         owner = owner_scope(scope) if kind == PROFILE_CARD else scope
         notes = [
             r
-            for r in self._backend.iter_records(
+            for r in self._store.iter_records(
                 RecordQuery(scope=owner, created_before=when + _AN_INSTANT)
             )
             if owner.owns(r.scope) and r.valid_at(when)

@@ -166,13 +166,13 @@ class WritePipeline:
     def __init__(
         self,
         *,
-        backend: Store,
+        store: Store,
         embedder: Embedder,
         config: Config,
         hooks: pluggy.HookRelay,
         cards: CardKeeper,
     ) -> None:
-        self._backend = backend
+        self._store = store
         self._cards = cards
         self._embedder = embedder
         self._config = config
@@ -187,7 +187,7 @@ class WritePipeline:
     ) -> list[WriteResult]:
         """``drafted``: what the note writer already gave for each turn (a bulk import
         drafts the next batch in a worker process), checked as the hook's answer is."""
-        stored = self._backend.existing_episode_ids(set(ids))
+        stored = self._store.existing_episode_ids(set(ids))
         drafts: list[Record | None] = []
         skipped: list[str | None] = []
         seen: set[str] = set()
@@ -224,17 +224,17 @@ class WritePipeline:
         new = [reason != DUPLICATE for reason in skipped]
         writes = self._with_consequences(writes, new, decided)
         cards = self._planned_cards(turns, writes, new, evidence, decided)
-        fresh = self._backend.apply(WriteBatch(writes, kept, [card_entry(c) for c in cards]))
+        fresh = self._store.apply(WriteBatch(writes, kept, [card_entry(c) for c in cards]))
         results = []
         for n, (eid, write, is_new, reason) in enumerate(zip(ids, writes, fresh, skipped)):
             result_note = write.note
             if n in evidence:
                 reason = f"{reason}; kept as evidence of {write.merge_into}"
             elif write.merge_into is not None:
-                result_note = self._backend.get_record(write.merge_into)
+                result_note = self._store.get_record(write.merge_into)
                 reason = None
             if not is_new:
-                result_note = self._backend.get_record(note_id(eid))
+                result_note = self._store.get_record(note_id(eid))
                 reason = reason or DUPLICATE
             replaced = write.supersedes if is_new else ()
             disputed: tuple[str, ...] = ()
@@ -295,7 +295,7 @@ class WritePipeline:
                 changed.append(turn.scope)
         if not scopes:
             return []
-        pending = PendingWrite(self._backend, [w for w, is_new in zip(writes, new) if is_new])
+        pending = PendingWrite(self._store, [w for w, is_new in zip(writes, new) if is_new])
         return self._cards.planned(
             scopes, now=max(t.at for t in turns), changed=changed, pending=pending
         )
@@ -425,7 +425,7 @@ class WritePipeline:
             assert vectors is not None  # a note was drafted, so it was embedded
             scope = owner_scope(note.scope)
             if scope not in newest:  # one read per scope and batch, not per note
-                found = self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=1)
+                found = self._store.recent_records(scope, kinds=(Kind.NOTE,), limit=1)
                 owned = [r for r in found if scope.owns(r.scope)]
                 newest[scope] = owned[0].created_at if owned else None
             batch = earlier.setdefault(scope, [])
@@ -457,11 +457,11 @@ class WritePipeline:
         for scope, rows in by_scope.items():
             # near copies by meaning, and by words: a copy that differs in case or
             # punctuation only may embed a little further off ("Ikea." and "ikea!!")
-            hits = self._backend.nearest(scope, vectors[rows], min_similarity=_COPY_REACH)
+            hits = self._store.nearest(scope, vectors[rows], min_similarity=_COPY_REACH)
             for i, hit in zip(rows, hits):
                 if hit is None:
                     continue
-                twin, similarity = self._backend.get_record(hit[0]), hit[1]
+                twin, similarity = self._store.get_record(hit[0]), hit[1]
                 if twin is not None and twin.scope != scope:
                     # merged evidence stays in the writer's own scope, never a narrower
                     # one's that it sees: the nearest note of exactly this scope, if any
@@ -479,7 +479,7 @@ class WritePipeline:
         search ranks first; a broader scope also sees its narrower scopes' notes)."""
         own = [
             hit
-            for hit in self._backend.search(
+            for hit in self._store.search(
                 scope, vector, text=None, limit=_OWN_REACH, kinds=(Kind.NOTE,)
             )
             if hit.record.scope == scope and hit.similarity >= _COPY_REACH
@@ -537,7 +537,7 @@ class WritePipeline:
         older: dict[str, Record] = {}
         newer: list[Record] = []
         if key is not None and value is not None:
-            for r in self._backend.iter_records(
+            for r in self._store.iter_records(
                 RecordQuery(
                     scope=owner,
                     subject=key.subject,
@@ -556,7 +556,7 @@ class WritePipeline:
         similarity: dict[str, float] = {}
         if retraction is not None or key is not None or late or may_change(turn.text):
             # the few nearest statements, by meaning and by words: all an update can reach
-            for candidate in self._backend.search(
+            for candidate in self._store.search(
                 owner,
                 vector,
                 text=note.text,
@@ -580,9 +580,7 @@ class WritePipeline:
             return [], late_by
         unscored = [rid for rid in older if rid not in similarity]
         if unscored:
-            similarity.update(
-                zip(unscored, (self._backend.get_vectors(unscored) @ vector).tolist())
-            )
+            similarity.update(zip(unscored, (self._store.get_vectors(unscored) @ vector).tolist()))
         candidates = [UpdateCandidate(r, float(similarity[r.id])) for r in older.values()]
         decided = self._hooks.commonplace_decide_update(note=note, turn=turn, candidates=candidates)
         return _checked_decisions(decided, candidates), late_by
@@ -610,7 +608,7 @@ class WritePipeline:
                 latest[scope] = write.note
                 continue
             if write.merge_into is not None:
-                latest[scope] = self._backend.get_record(write.merge_into)
+                latest[scope] = self._store.get_record(write.merge_into)
                 continue
             if (
                 draft is not None
@@ -622,7 +620,7 @@ class WritePipeline:
             ):
                 continue
             if scope not in latest:
-                found = self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=4)
+                found = self._store.recent_records(scope, kinds=(Kind.NOTE,), limit=4)
                 latest[scope] = next((r for r in found if r.scope == scope), None)
             note = latest[scope]
             if (
@@ -651,7 +649,7 @@ class WritePipeline:
         for note in notes:
             owner = owner_scope(note.scope)
             for relation, name in relations(note.text):
-                stored = self._backend.iter_records(RecordQuery(scope=owner, entity=name))
+                stored = self._store.iter_records(RecordQuery(scope=owner, entity=name))
                 named = name.casefold()
                 batch = [
                     r
@@ -690,7 +688,7 @@ class WritePipeline:
         for note in notes:
             by_scope.setdefault(owner_scope(note.scope), []).append(note)
         for scope, batch in by_scope.items():
-            stored = self._backend.recent_records(scope, kinds=(Kind.NOTE,), limit=_LINK_LOOKBACK)
+            stored = self._store.recent_records(scope, kinds=(Kind.NOTE,), limit=_LINK_LOOKBACK)
             # newest first, as the store will hold them: the batch's notes are its newest
             recent = [r for r in [*reversed(batch), *stored] if scope.owns(r.scope)]
             order = {r.id: n for n, r in enumerate(recent)}
