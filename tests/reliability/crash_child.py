@@ -22,6 +22,7 @@ import multiprocessing
 import multiprocessing.forkserver
 import os
 import random
+import signal
 import sys
 import traceback
 from datetime import datetime, timedelta, timezone
@@ -224,6 +225,19 @@ def start(target: Any, *args: Any) -> BaseProcess:
     process = _CONTEXT.Process(target=target, args=args, daemon=True)
     process.start()
     return process
+
+
+def kill_after(delay: float, errors: Path, target: Any, *args: Any, life: int = 0) -> None:
+    """Run ``target(*args)`` in a child (see :func:`start`), SIGKILL it after ``delay``
+    seconds, and check it died of the kill, not of an error of its own (a child writes its
+    traceback to ``errors``)."""
+    child = start(target, *args)
+    child.join(delay)
+    child.kill()
+    child.join(60)
+    assert not errors.exists(), f"the writer failed on its own:\n{errors.read_text()}"
+    assert child.exitcode == -signal.SIGKILL, f"life {life}: exit code {child.exitcode}"
+    child.close()
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import collections
 import random
-import signal
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -88,15 +87,16 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path: Path) ->
     for life in range(SIZES.kills):
         # a few lives end while the store is being opened (or created), most mid-workload
         delay = rng.uniform(0.0, 0.03) if rng.random() < 0.15 else rng.uniform(0.03, 0.6)
-        child = crash_child.start(
-            crash_child.write_until_killed, str(store), str(acks), str(errors), SEED + life
+        crash_child.kill_after(
+            delay,
+            errors,
+            crash_child.write_until_killed,
+            str(store),
+            str(acks),
+            str(errors),
+            SEED + life,
+            life=life,
         )
-        child.join(delay)
-        child.kill()
-        child.join(60)
-        assert not errors.exists(), f"the writer failed on its own:\n{errors.read_text()}"
-        assert child.exitcode == -signal.SIGKILL, f"life {life}: exit code {child.exitcode}"
-        child.close()
         tally("kills survived")
         if not store.exists():
             continue  # killed before SQLite created the file

@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 import json
 import random
-import signal
 import sqlite3
 from pathlib import Path
 
@@ -83,13 +82,9 @@ def test_sigkill_during_write_many_leaves_whole_batches(tmp_path: Path) -> None:
     store, errors = tmp_path / "memory.db", tmp_path / "err.txt"
     rng = random.Random(SEED)
     for life in range(KILLS):
-        child = crash_child.start(crash_child.write_batches_until_killed, str(store), str(errors))
-        child.join(rng.uniform(0.05, 1.5))
-        child.kill()
-        child.join(60)
-        assert not errors.exists(), f"the writer failed on its own:\n{errors.read_text()}"
-        assert child.exitcode == -signal.SIGKILL, f"life {life}: exit code {child.exitcode}"
-        child.close()
+        writer = crash_child.write_batches_until_killed
+        delay = rng.uniform(0.05, 1.5)
+        crash_child.kill_after(delay, errors, writer, str(store), str(errors), life=life)
         tally("batch writers killed")
         if not store.exists():
             continue
@@ -114,12 +109,9 @@ def test_the_check_finds_a_batch_stored_in_part(tmp_path: Path) -> None:
     """The checker is not blind: a store whose last batch lost its card and links (what
     a write committed in two steps would leave after a kill between them) is caught."""
     store, errors = tmp_path / "memory.db", tmp_path / "err.txt"
-    child = crash_child.start(crash_child.write_batches_until_killed, str(store), str(errors))
-    child.join(2.0)
-    child.kill()
-    child.join(60)
-    child.close()
-    assert not errors.exists(), errors.read_text() if errors.exists() else ""
+    crash_child.kill_after(
+        2.0, errors, crash_child.write_batches_until_killed, str(store), str(errors)
+    )
     assert torn_batches(store) == []
     db = sqlite3.connect(store)
     with db:

@@ -173,33 +173,26 @@ class WeaviateBackend(Batches, Reembedding, Forgetting):
             self.update_records(u.record_ids, at=u.at, **u.changes())
 
     def read(self, batch: ReadBatch) -> BatchAnswer:
-        """The batch's listings, search and entries in two rounds (``read_batch``); the
-        records, vectors and episodes asked by id alongside, each a request of its own."""
+        """The records, vectors and episodes asked by id, then the batch's listings, search
+        and entries in two rounds (``read_batch``). One after the other: ``read_batch``
+        fills the request pool itself, and the core asks by id apart from a recall's first
+        reads anyway."""
         self._check_open()
-        records: list[Record] = []
-        vectors: Vectors | None = None
-        episodes: list[Episode] = []
-
-        def by_id() -> None:
-            nonlocal records, vectors, episodes
-            if batch.record_ids:
-                records = self.get_records(batch.record_ids)
-            if batch.vector_ids:
-                vectors = self.get_vectors(batch.vector_ids)
-            if batch.episode_ids:
-                episodes = self.get_episodes(batch.episode_ids)
-
+        by_id = BatchAnswer(
+            (),
+            [],
+            (),
+            records=self.get_records(batch.record_ids) if batch.record_ids else [],
+            record_vectors=self.get_vectors(batch.vector_ids) if batch.vector_ids else None,
+            found_episodes=self.get_episodes(batch.episode_ids) if batch.episode_ids else [],
+        )
         if not (batch.listings or batch.search is not None or batch.entries):
-            by_id()
-            return BatchAnswer(
-                (), [], (), records=records, record_vectors=vectors, found_episodes=episodes
-            )
-        # one after the other: read_batch fills the request pool itself, and the core asks
-        # by id apart from a recall's first reads anyway
-        by_id()
-        answer = self.read_batch(batch)
+            return by_id
         return replace_fields(
-            answer, records=records, record_vectors=vectors, found_episodes=episodes
+            self.read_batch(batch),
+            records=by_id.records,
+            record_vectors=by_id.record_vectors,
+            found_episodes=by_id.found_episodes,
         )
 
     def _apply_turns(self, batch: WriteBatch) -> list[bool]:

@@ -45,9 +45,8 @@ from .embedders import Embedder
 from .embedders._protocol import embed_checked
 from .errors import InvalidInputError, InvalidTypeError, NotFoundError
 from .stores import RecordQuery, Store, TurnWrite, WriteBatch
-from .stores._entries import card_entry
 from .write import WriteResult
-from .write._cards import CardKeeper, PendingWrite
+from .write._cards import CardKeeper
 
 MAX_DATA_CHARS = 2_000_000
 _MAX_KEY_CHARS = 256
@@ -159,9 +158,8 @@ def put_note(
     vectors = embed_checked(embedder, [embedded_text(text)])
     write = TurnWrite(episode, note, supersedes=tuple(old))
     # the cards it rewrites are committed with it
-    pending = PendingWrite(backend, [write])
-    rewritten = cards.planned([scope], now=at, changed=[scope] if old else [], pending=pending)
-    backend.apply(WriteBatch([write], vectors, [card_entry(c) for c in rewritten]))
+    rewritten = cards.planned([scope], now=at, changed=[scope] if old else [], writes=[write])
+    backend.apply(WriteBatch([write], vectors, rewritten))
     return WriteResult(eid, True, note, superseded=tuple(old))
 
 

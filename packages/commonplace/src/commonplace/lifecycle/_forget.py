@@ -19,7 +19,7 @@ from .._scope import Scope
 from .._text import content_terms
 from ..errors import NotFoundError
 from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Card, RecordQuery, Store
-from ..stores._books import owner_of
+from ..stores._erasure import owner_of
 from ..stores._store import ALL_KINDS, ALL_STATUSES
 
 

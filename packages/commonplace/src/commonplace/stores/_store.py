@@ -1,19 +1,20 @@
 """The core's view of a backend: the protocol's small surface, plus everything derived
 from it, written once for every backend.
 
-A :class:`Backend` stores and finds; :class:`Store` holds what the core decided about
-storing: which summaries a supersession invalidates, what a record's provenance makes
-derived from it, that a forgotten turn stays forgotten, and how audit entries, recall logs,
-conflicts, cards and the use log are kept as ledger entries. It uses a backend's optional
-capabilities (:class:`NearestNotes`, :class:`LinkGraph`, :class:`Reembedding`,
-...) when it has them and falls back, or says clearly
-what is missing, when it has not.
+A :class:`Backend` stores and finds, through one write batch (``apply``) and one read
+batch (``read``); :class:`Store` holds what the core decided about storing: which
+summaries a supersession invalidates, what a record's provenance makes derived from it,
+that a forgotten turn stays forgotten, and the reads and writes the core makes, built on
+the two batches. Its parts keep the rest: ``store.books`` the ledger's bookkeeping
+(``_books``), ``store.erasure`` forgetting (``_erasure``), ``store.links`` and
+``store.embedding`` the optional capabilities (``_capabilities``: used when a backend has
+them, else a fallback or an error that says what is missing).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 
 import numpy as np
@@ -21,7 +22,8 @@ import numpy as np
 from .._records import Episode, Kind, Record, Status, Tags, Tier
 from .._scope import Scope
 from ..embedders._protocol import Vectors
-from ._books import Books, Erasure
+from ._books import Books
+from ._capabilities import Embedding, Links
 from ._entries import (
     CARD,
     FORGOTTEN,
@@ -30,7 +32,7 @@ from ._entries import (
     card_of,
     disputes_in,
 )
-from ._fallbacks import Embedding, Links
+from ._erasure import Erasure
 from ._protocol import (
     Backend,
     BatchAnswer,
@@ -204,16 +206,7 @@ class Store:
         )
         answer = self.backend.read(batch)
         return Reads(
-            answer.listings,
-            answer.hits,
-            answer.entries,
-            answer.vectors,
-            answer.linked,
-            answer.links,
-            answer.disputes,
-            answer.disputed,
-            answer.episodes,
-            answer.turns_read,
+            **{f.name: getattr(answer, f.name) for f in fields(BatchAnswer)},
             cards=tuple(card_of(e, scope, kind) for e, (scope, kind) in zip(answer.entries, cards)),
             dispute_list=disputes_in(answer.disputes),
         )

@@ -18,7 +18,16 @@ from .._records import Kind, Record, Tier
 from .._scope import Scope, owner_scope
 from .._tokens import count_tokens
 from ..errors import PluginError
-from ..stores import PROFILE_CARD, ROLLING_SUMMARY, Card, RecordQuery, Store, TurnWrite
+from ..stores import (
+    PROFILE_CARD,
+    ROLLING_SUMMARY,
+    Card,
+    LedgerEntry,
+    RecordQuery,
+    Store,
+    TurnWrite,
+)
+from ..stores._entries import card_entry
 from ._profile import ProfileCard, enforce_sticky, render_card, update_card
 
 _RECENT_FOR_VOICE = 20
@@ -41,14 +50,15 @@ class CardKeeper:
         *,
         now: datetime,
         changed: Iterable[Scope] = (),
-        pending: Store | PendingWrite,
-    ) -> list[Card]:
-        """The cards to rewrite after a write: those enough new notes reached, and, in
-        ``changed`` (the scopes where a note replaced or disputed an older one), those
-        written at all (a card holding the replaced value would show it as current).
-
-        Read from ``pending``, the store as the write batch not applied yet will leave it:
-        the batch carries the cards, so that notes and cards are committed together."""
+        writes: Sequence[TurnWrite],
+    ) -> list[LedgerEntry]:
+        """The cards to rewrite after ``writes`` (the new turns of a batch not applied yet),
+        as the ledger entries the batch carries, so that notes and cards are committed
+        together: those enough new notes reached, and, in ``changed`` (the scopes where a
+        note replaced or disputed an older one), those written at all (a card holding the
+        replaced value would show it as current). Read from the store as the batch will
+        leave it (:class:`PendingWrite`)."""
+        pending = PendingWrite(self._store, writes)
         scopes = list(scopes)
         forced = set(changed)
         cards = []
@@ -59,7 +69,7 @@ class CardKeeper:
             cards.append(
                 self._maybe_rewrite(pending, scope, ROLLING_SUMMARY, now, force=scope in forced)
             )
-        return [c for c in cards if c is not None]
+        return [card_entry(c) for c in cards if c is not None]
 
     def profile(self, scope: Scope) -> ProfileCard:
         card = self._store.books.get_card(owner_scope(scope), PROFILE_CARD)

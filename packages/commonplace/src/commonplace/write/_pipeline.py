@@ -38,7 +38,6 @@ from ..errors import PluginError
 from ..read._flags import negated
 from ..stores import (
     AuditEntry,
-    Card,
     Conflict,
     Dispute,
     LedgerEntry,
@@ -47,8 +46,8 @@ from ..stores import (
     TurnWrite,
     WriteBatch,
 )
-from ..stores._entries import audit_entries, card_entry, conflict_entry, dispute_entry
-from ._cards import CardKeeper, PendingWrite
+from ..stores._entries import audit_entries, conflict_entry, dispute_entry
+from ._cards import CardKeeper
 from ._clauses import split_speaker
 from ._decide import may_change, shorter_slot
 from ._profile import relations
@@ -224,7 +223,7 @@ class WritePipeline:
         new = [reason != DUPLICATE for reason in skipped]
         writes = self._with_consequences(writes, new, decided)
         cards = self._planned_cards(turns, writes, new, evidence, decided)
-        fresh = self._store.apply(WriteBatch(writes, kept, [card_entry(c) for c in cards]))
+        fresh = self._store.apply(WriteBatch(writes, kept, cards))
         results = []
         for n, (eid, write, is_new, reason) in enumerate(zip(ids, writes, fresh, skipped)):
             result_note = write.note
@@ -276,7 +275,7 @@ class WritePipeline:
         new: list[bool],
         evidence: dict[int, TurnWrite],
         decided: dict[str, list[UpdateDecision]],
-    ) -> list[Card]:
+    ) -> list[LedgerEntry]:
         """The profile cards and rolling summaries the batch's notes rewrite: those enough
         new notes reached, and those showing a value an update replaced or disputed (a card
         holding it would show it as current until the next few notes)."""
@@ -286,18 +285,14 @@ class WritePipeline:
             if not is_new or n in evidence or (write.note is None and write.merge_into is None):
                 continue
             scopes.append(turn.scope)
-            disputes = (
-                [d for d in decided.get(write.note.id, ()) if d.verdict == "disputes"]
-                if write.note
-                else []
-            )
-            if write.supersedes or disputes:
+            made = decided.get(write.note.id, ()) if write.note is not None else ()
+            if write.supersedes or any(d.verdict == "disputes" for d in made):
                 changed.append(turn.scope)
         if not scopes:
             return []
-        pending = PendingWrite(self._store, [w for w, is_new in zip(writes, new) if is_new])
+        new_writes = [w for w, is_new in zip(writes, new) if is_new]
         return self._cards.planned(
-            scopes, now=max(t.at for t in turns), changed=changed, pending=pending
+            scopes, now=max(t.at for t in turns), changed=changed, writes=new_writes
         )
 
     def _decision_entries(
